@@ -1,0 +1,5 @@
+"""`python -m localeval` runs the CLI."""
+
+from .cli import main
+
+main()

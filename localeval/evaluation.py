@@ -1,0 +1,184 @@
+"""The scoring pipeline: samples → metrics in batches → rows and a streaming summary.
+
+Data flows one way: load and validate (loading.py / records.py) → measure (metrics/) → aggregate
+(aggregate.py) → write (output.py). A file is validated in full before any metric runs, so a bad record
+on the last line stops the run before anything expensive happens and before anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from dataclasses import dataclass
+from importlib import metadata
+from itertools import islice
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from .aggregate import Summary
+from .errors import InputError
+from .loading import read_samples, validate_file
+from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
+from .output import ResultWriter
+from .records import Sample, sample_from_record
+
+DEFAULT_METRICS = "classical"
+BATCH_SIZE = 256
+
+
+@dataclass(frozen=True)
+class Result:
+    """What `evaluate` returns: one row per sample (input fields + metrics/details/skipped) and the summary."""
+
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+    @property
+    def means(self) -> dict[str, float | None]:
+        """Column → mean, the numbers most callers want first."""
+        return {column: entry["mean"] for column, entry in self.summary["metrics"].items()}
+
+
+def evaluate(
+    samples: Iterable[Sample | Mapping[str, Any]],
+    metrics: str | Sequence[str] = DEFAULT_METRICS,
+    options: MetricOptions | None = None,
+) -> Result:
+    """Score in-memory samples (dicts in the input format, or Samples); the Python twin of `localeval score`."""
+    built = build_metrics(metrics, options)
+    tally = _new_summary(built)
+    rows: list[dict[str, Any]] = []
+    for batch in _batches(_as_samples(samples), BATCH_SIZE):
+        rows.extend(measure_batch(batch, built, tally))
+    if not rows:
+        raise InputError("<samples>", None, None, "contains no records")
+    return Result(rows=rows, summary=build_summary(tally, built, source="<samples>"))
+
+
+def score_file(
+    path: Path,
+    out_dir: Path,
+    metrics: str | Sequence[str] = DEFAULT_METRICS,
+    options: MetricOptions | None = None,
+    fmt: str | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary."""
+    built = build_metrics(metrics, options)
+    validate_file(path, fmt, columns)
+    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path))
+
+
+def score_trec(
+    run_path: Path,
+    qrels_path: Path,
+    out_dir: Path,
+    metrics: str | Sequence[str] = "retrieval",
+    options: MetricOptions | None = None,
+) -> dict[str, Any]:
+    """trec_eval's use case: a run file against qrels; only queries in both are scored (trec_eval without -c)."""
+    from .trec import read_qrels, read_run, samples_from_trec
+
+    built = build_metrics(metrics, options)
+    samples, counts = samples_from_trec(read_run(run_path), read_qrels(qrels_path))
+    return _score_into(iter(samples), built, out_dir, f"{run_path} + {qrels_path}", {"trec": counts})
+
+
+def _score_into(
+    samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    tally = _new_summary(metrics)
+    with ResultWriter(out_dir) as writer:
+        for batch in _batches(samples, BATCH_SIZE):
+            for row in measure_batch(batch, metrics, tally):
+                writer.write_row(row)
+        summary = build_summary(tally, metrics, source, extra)
+        writer.commit(summary)
+    return summary
+
+
+def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Summary) -> list[dict[str, Any]]:
+    """Run every metric on the samples that carry its fields; record skips with their reasons."""
+    values: list[dict[str, float]] = [{} for _ in batch]
+    details: list[dict[str, Any]] = [{} for _ in batch]
+    skipped: list[dict[str, str]] = [{} for _ in batch]
+    for metric in metrics:
+        eligible: list[int] = []
+        for i, sample in enumerate(batch):
+            reason = next((r for r in map(sample.missing, metric.requires) if r), None)
+            if reason:
+                skipped[i][metric.name] = reason
+                tally.add_skip(metric.name, reason)
+            else:
+                eligible.append(i)
+        outcomes = metric.measure([batch[i] for i in eligible]) if eligible else []
+        if len(outcomes) != len(eligible):
+            raise RuntimeError(f"metric {metric.name} returned {len(outcomes)} outcomes for {len(eligible)} samples")
+        for i, outcome in zip(eligible, outcomes):
+            outcome = _checked(outcome)
+            if isinstance(outcome, Skipped):
+                skipped[i][metric.name] = outcome.reason
+                tally.add_skip(metric.name, outcome.reason)
+                continue
+            values[i].update(outcome.values)
+            tally.add_values(metric.name, outcome.values)
+            if outcome.details:
+                details[i][metric.name] = outcome.details
+    tally.n_samples += len(batch)
+    return [
+        {"id": sample.id, **sample.record, "metrics": values[i], "details": details[i], "skipped": skipped[i]}
+        for i, sample in enumerate(batch)
+    ]
+
+
+def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:
+    """A non-finite value becomes a visible skip, so no NaN ever reaches a mean."""
+    if isinstance(outcome, Measurement) and not all(math.isfinite(v) for v in outcome.values.values()):
+        return Skipped("metric produced a non-finite value (a localeval bug: please report it)")
+    return outcome
+
+
+def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json's content: per-column statistics, the settings behind them, and versions."""
+    return {
+        "input": source,
+        "n_samples": tally.n_samples,
+        "metrics": tally.as_dict(),
+        "settings": {metric.name: metric.settings() for metric in metrics},
+        **(extra or {}),
+        "versions": _versions(),
+    }
+
+
+def _new_summary(metrics: Sequence[Metric]) -> Summary:
+    names = [m.name for m in metrics]
+    if len(set(names)) != len(names):
+        raise ValueError("each metric may appear once")
+    return Summary({m.name: m.columns for m in metrics})
+
+
+def _as_samples(items: Iterable[Sample | Mapping[str, Any]]) -> Iterator[Sample]:
+    """Validate dict records like file records (item numbers stand in for line numbers)."""
+    seen: set[str] = set()
+    for number, item in enumerate(items, start=1):
+        sample = item if isinstance(item, Sample) else sample_from_record(dict(item), "<samples>", number)
+        if sample.id in seen:
+            raise InputError("<samples>", number, "id", f"duplicate id '{sample.id}'")
+        seen.add(sample.id)
+        yield sample
+
+
+def _batches(items: Iterator[Sample] | Iterable[Sample], size: int) -> Iterator[list[Sample]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for package in ("localeval", "numpy", "rouge-score"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions

@@ -1,0 +1,67 @@
+"""Metric names → metric objects. One canonical string per metric, parsed here and nowhere else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..errors import MetricNameError
+from .base import Measurement, Metric, Outcome, Skipped
+
+#: Named sets accepted in --metrics alongside single names.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "retrieval": ("precision@5", "recall@5", "hit@5", "mrr", "ap", "ndcg@5"),
+    "classical": ("precision@5", "recall@5", "hit@5", "mrr", "ap", "ndcg@5", "rouge_l"),
+}
+GROUPS["all"] = GROUPS["classical"]
+
+#: Every name pattern, for help texts and error messages.
+NAME_FORMS = ("precision@K", "recall@K", "hit@K", "mrr", "mrr@K", "ap", "ap@K", "ndcg@K", "rouge_l")
+
+
+@dataclass(frozen=True)
+class MetricOptions:
+    """Options that change metric values; they are recorded in the summary."""
+
+    ndcg_gain: str = "linear"
+    rouge_stemmer: bool = True
+
+
+def expand_names(spec: str | Iterable[str]) -> list[str]:
+    """Split a comma list, expand groups, drop repeats while keeping the user's order."""
+    parts = spec.split(",") if isinstance(spec, str) else list(spec)
+    names: list[str] = []
+    for part in (p.strip() for p in parts):
+        if not part:
+            continue
+        for name in GROUPS.get(part.lower(), (part,)):
+            if name not in names:
+                names.append(name)
+    if not names:
+        raise MetricNameError("no metrics given; name at least one, e.g. --metrics classical")
+    return names
+
+
+def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = None) -> list[Metric]:
+    """Parse metric names (or groups) into metric objects; unknown names raise MetricNameError."""
+    from .retrieval import retrieval_metric
+    from .rouge import RougeL
+
+    options = options or MetricOptions()
+    if options.ndcg_gain not in ("linear", "exponential"):
+        raise MetricNameError(f"ndcg gain '{options.ndcg_gain}' is not known; use linear or exponential")
+    metrics: list[Metric] = []
+    for name in expand_names(spec):
+        if name == "rouge_l":
+            metrics.append(RougeL(use_stemmer=options.rouge_stemmer))
+            continue
+        metric = retrieval_metric(name, gain=options.ndcg_gain)
+        if metric is None:
+            raise MetricNameError(
+                f"'{name}' is not a known metric; use one of {', '.join(NAME_FORMS)} or a group ({', '.join(GROUPS)})"
+            )
+        metrics.append(metric)
+    return metrics
+
+
+__all__ = ["GROUPS", "Measurement", "Metric", "MetricOptions", "Outcome", "Skipped", "build_metrics", "expand_names"]

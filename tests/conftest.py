@@ -1,0 +1,30 @@
+"""Shared fixtures: the environment is offline for every test, as it is for users in an air gap."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "examples" / "rag_demo.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
+    """Records are written as given; strings are written raw so tests can plant broken lines."""
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write((record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)) + "\n")
+    return path
+
+
+@pytest.fixture
+def example_path() -> Path:
+    return EXAMPLE

@@ -1,0 +1,117 @@
+"""End to end through the CLI and the Python API: outputs, summary statistics, errors, atomicity."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import localeval
+from localeval.cli import cli
+
+from .conftest import write_jsonl
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_score_example_writes_all_outputs(example_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("score", str(example_path), "--out", str(out), "--metrics", "classical,ndcg@3")
+    assert result.exit_code == 0, result.stderr
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+    inputs = [json.loads(line) for line in example_path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == len(inputs) == 8
+    for row, record in zip(rows, inputs):
+        assert {k: row[k] for k in record} == record  # every input field kept as written
+    q7 = rows[6]  # plain-string contexts and no reference_doc_ids: retrieval metrics skipped, ROUGE-L scored
+    assert q7["skipped"]["mrr"] == "contexts have no ids"
+    assert set(q7["metrics"]) == {"rouge_l.precision", "rouge_l.recall", "rouge_l.f"}
+    q3 = rows[2]  # the only relevant doc (lit-1) was not retrieved
+    assert q3["metrics"]["mrr"] == 0.0 and q3["metrics"]["recall@5"] == 0.0
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    mrr = summary["metrics"]["mrr"]
+    assert (mrr["n"], mrr["n_skipped"], mrr["skipped"]) == (7, 1, {"contexts have no ids": 1})
+    per_row = [r["metrics"]["mrr"] for r in rows if "mrr" in r["metrics"]]
+    assert mrr["mean"] == pytest.approx(sum(per_row) / len(per_row), abs=1e-12)
+    assert summary["settings"]["ndcg@3"]["gain"] == "linear"
+    assert summary["versions"]["localeval"] == localeval.__version__
+
+    with (out / "summary.csv").open(encoding="utf-8") as handle:
+        table = {row["metric"]: row for row in csv.DictReader(handle)}
+    assert float(table["mrr"]["mean"]) == mrr["mean"]
+    assert "ndcg@3" in result.stdout and "rouge_l.f" in result.stdout
+    assert "skipped for precision@5, recall@5, hit@5, mrr, ap, ndcg@5, ndcg@3: 1 contexts have no ids" in result.stdout
+    assert not list(out.glob(".*.tmp"))
+
+
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path) -> None:
+    records = [{"id": i, "question": "q", "contexts": [{"id": "d", "text": "t"}], "reference_doc_ids": ["d"]} for i in range(300)]
+    records.append({"id": 300, "question": "q", "contexts": [{"id": "d", "text": 5}]})
+    path = write_jsonl(tmp_path / "bad.jsonl", records)
+    out = tmp_path / "out"
+    result = run("score", str(path), "--out", str(out), "--metrics", "mrr")
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {path}:301: field 'contexts[0].text': must be a string, got a number\n"
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_unknown_metric_is_a_clear_error(example_path: Path, tmp_path: Path) -> None:
+    result = run("score", str(example_path), "--out", str(tmp_path), "--metrics", "mrr,bleu")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: 'bleu' is not a known metric; use one of precision@K")
+    assert result.stderr.count("\n") == 1
+
+
+def test_rerun_gives_identical_files(example_path: Path, tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        assert run("score", str(example_path), "--out", str(tmp_path / name), "-q").exit_code == 0
+    assert (tmp_path / "a" / "samples.jsonl").read_bytes() == (tmp_path / "b" / "samples.jsonl").read_bytes()
+    a = json.loads((tmp_path / "a" / "summary.json").read_text())
+    b = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert a["metrics"] == b["metrics"]
+
+
+def test_python_api_mirrors_cli(example_path: Path, tmp_path: Path) -> None:
+    records = [json.loads(line) for line in example_path.read_text(encoding="utf-8").splitlines()]
+    result = localeval.evaluate(records, metrics=["mrr", "rouge_l"])
+    assert run("score", str(example_path), "--out", str(tmp_path), "-m", "mrr,rouge_l", "-q").exit_code == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert result.summary["metrics"] == summary["metrics"]
+    assert result.means["mrr"] == summary["metrics"]["mrr"]["mean"]
+    assert [r["id"] for r in result.rows] == [r["id"] for r in records]
+
+
+def test_api_rejects_duplicates_with_item_number() -> None:
+    with pytest.raises(localeval.InputError, match=r"<samples>:2: field 'id': duplicate id 'a'"):
+        localeval.evaluate([{"id": "a", "question": "q"}, {"id": "a", "question": "q"}])
+
+
+def test_metric_with_no_scored_sample_reports_null_not_nan() -> None:
+    result = localeval.evaluate([{"id": 1, "question": "q"}], metrics="mrr")
+    entry = result.summary["metrics"]["mrr"]
+    assert (entry["mean"], entry["std"], entry["n"], entry["skipped"]) == (None, None, 0, {"missing field 'contexts'": 1})
+
+
+def test_trec_run_and_qrels(tmp_path: Path) -> None:
+    run_file = tmp_path / "run.trec"
+    run_file.write_text("1 Q0 d1 1 2.0 sys\n1 Q0 d2 2 1.0 sys\n2 Q0 d3 1 1.0 sys\n9 Q0 d1 1 1.0 sys\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 d2 1\n2 0 d3 1\n3 0 d1 1\n")
+    out = tmp_path / "out"
+    result = run("score", "--run", str(run_file), "--qrels", str(qrels), "--out", str(out), "-m", "mrr,hit@1")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_samples"] == 2
+    assert summary["metrics"]["mrr"]["mean"] == pytest.approx((1 / 2 + 1) / 2)  # q1: d2 at rank 2; q2: d3 at rank 1
+    assert summary["metrics"]["hit@1"]["mean"] == pytest.approx(0.5)
+
+
+def test_score_needs_input_or_run(tmp_path: Path) -> None:
+    result = run("score", "--out", str(tmp_path))
+    assert result.exit_code == 2 and "give an INPUT file" in result.stderr
