@@ -45,7 +45,6 @@ def expand_names(spec: str | Iterable[str]) -> list[str]:
 def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = None) -> list[Metric]:
     """Parse metric names (or groups) into metric objects; unknown names raise MetricNameError."""
     from .retrieval import retrieval_metric
-    from .rouge import RougeL
 
     options = options or MetricOptions()
     if options.ndcg_gain not in ("linear", "exponential"):
@@ -53,6 +52,8 @@ def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = Non
     metrics: list[Metric] = []
     for name in expand_names(spec):
         if name == "rouge_l":
+            from .rouge import RougeL
+
             metrics.append(RougeL(use_stemmer=options.rouge_stemmer))
             continue
         metric = retrieval_metric(name, gain=options.ndcg_gain)

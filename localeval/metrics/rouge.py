@@ -15,9 +15,6 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from rouge_score import rouge_scorer
-from rouge_score.tokenizers import Tokenizer
-
 from ..records import Sample
 from .base import Measurement, Outcome
 
@@ -26,8 +23,11 @@ _TOKEN_RE = re.compile(f"[{_CJK_CHARS}]|[^\\W_{_CJK_CHARS}]+")
 _ASCII_WORD_RE = re.compile(r"^[a-z0-9]+$")
 
 
-class CJKTokenizer(Tokenizer):
-    """One token per Han/kana character; word tokens otherwise; optional Porter stemming of ASCII words."""
+class CJKTokenizer:
+    """One token per Han/kana character; word tokens otherwise; optional Porter stemming of ASCII words.
+
+    rouge-score only calls `tokenize`, so no base class is needed (importing it would load nltk early).
+    """
 
     def __init__(self, use_stemmer: bool = True) -> None:
         from nltk.stem import porter  # rouge-score's own dependency; same stemmer as its default tokenizer
@@ -49,6 +49,8 @@ class RougeL:
     columns = ("rouge_l.precision", "rouge_l.recall", "rouge_l.f")
 
     def __init__(self, use_stemmer: bool = True) -> None:
+        from rouge_score import rouge_scorer  # imports nltk and scipy: seconds, so only when ROUGE-L is asked for
+
         self.use_stemmer = use_stemmer
         self._scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=CJKTokenizer(use_stemmer))
 
