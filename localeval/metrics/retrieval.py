@@ -125,7 +125,8 @@ def _batch_for(samples: Sequence[Sample]) -> _Batch:
     """The last batch's matrices when called again with the very same sample objects, else new ones.
 
     Identity (not equality) is checked, element by element, so a different or reordered batch is
-    always rebuilt; samples are frozen, so identical objects mean identical inputs. A single global
+    always rebuilt; samples are frozen, so identical objects mean identical inputs (mutating a
+    sample's relevance dict in place between two metrics' calls is not supported). A single global
     reference is swapped atomically, so concurrent callers at worst build the matrix twice.
     """
     global _last
