@@ -28,3 +28,11 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
 @pytest.fixture
 def example_path() -> Path:
     return EXAMPLE
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real default embedder (MiniLM from models/), loaded once for the whole session."""
+    from localeval.embeddings import load_embedder
+
+    return load_embedder()
