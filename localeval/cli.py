@@ -3,12 +3,45 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable
 
 import click
 
 from . import __version__
 from .cli_errors import user_errors
 from .cli_stats import calibrate, compare
+from .metrics.judging import JudgeOptions
+
+
+def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The judge and embedder options, shared by every command that runs the judge."""
+    options = [
+        click.option("--judge", envvar="LOCALEVAL_JUDGE", help="Judge: a registered name (see `localeval models list`) "
+                     "or a .gguf file. Default: the registry's default judge. Env: LOCALEVAL_JUDGE."),
+        click.option("--embedder", envvar="LOCALEVAL_EMBEDDER",
+                     help="Embedding model: a registered name or a sentence-transformers folder. Env: LOCALEVAL_EMBEDDER."),
+        click.option("--gpu-layers", type=int, default=0, show_default=True,
+                     help="Layers to offload to the GPU (-1: all); needs llama-cpp-python built with CUDA or Metal."),
+        click.option("--n-ctx", type=click.IntRange(min=512), default=4096, show_default=True,
+                     help="Judge context window in tokens; longer contexts are split into windows."),
+        click.option("--threads", type=click.IntRange(min=1), help="CPU threads for the judge (default: physical cores)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Judge seed (decoding is greedy)."),
+        click.option("--cache", type=click.Path(path_type=Path),
+                     help="Judge cache file (SQLite). Default: $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite."),
+        click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, path_type=Path),
+                     help="Folder with your own prompt files (en/NAME.md, zh/NAME.md); missing ones fall back to ours."),
+        click.option("--lang", type=click.Choice(["en", "zh"]), help="Prompt language for every sample (default: detected per sample)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _judge_settings(judge: str | None, embedder: str | None, gpu_layers: int, n_ctx: int, threads: int | None,
+                    seed: int, cache: Path | None, prompts_dir: Path | None, lang: str | None) -> JudgeOptions:
+    return JudgeOptions(judge=judge, embedder=embedder, n_ctx=n_ctx, n_threads=threads, gpu_layers=gpu_layers,
+                        seed=seed, cache=str(cache) if cache else None,
+                        prompts_dir=str(prompts_dir) if prompts_dir else None, lang=lang)
 
 
 def _parse_columns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -33,7 +66,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @cli.command()
 @click.argument("input_path", metavar="INPUT", required=False, type=click.Path(path_type=Path))
 @click.option("-m", "--metrics", default=None,
-              help="Comma-separated metric names or groups (retrieval, classical, all); see `localeval metrics`. "
+              help="Comma-separated metric names or groups (retrieval, classical, ragas, judge, all); see `localeval metrics`. "
                    "Default: classical for INPUT, retrieval for --run.")
 @click.option("-o", "--out", "out_dir", default="localeval-results", show_default=True, type=click.Path(path_type=Path),
               help="Folder for samples.jsonl, summary.json and summary.csv.")
@@ -46,6 +79,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
               help="NDCG gain: the grade itself (trec_eval) or 2^grade - 1 (Burges).")
 @click.option("--rouge-stemmer/--no-rouge-stemmer", default=True, show_default=True,
               help="Porter-stem English words before ROUGE-L.")
+@click.option("--faithfulness-against", type=click.Choice(["contexts", "reference_docs"]), default="contexts",
+              show_default=True, help="Check the answer's statements against the retrieved contexts or the reference documents.")
+@click.option("--n-questions", type=click.IntRange(1, 5), default=3, show_default=True,
+              help="answer_relevance: questions the judge generates from the answer.")
+@judge_options
 @click.option("-l", "--labels", "labels_path", type=click.Path(path_type=Path),
               help="Human 0/1 labels for some samples (JSONL of {id, column: 0 or 1}): adds prediction-powered "
                    "estimates and intervals to the summary.")
@@ -55,7 +93,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @user_errors
 def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str | None, columns: dict[str, str],
           run_path: Path | None, qrels_path: Path | None, ndcg_gain: str, rouge_stemmer: bool,
-          labels_path: Path | None, label_columns: tuple[str, ...], quiet: bool) -> None:
+          faithfulness_against: str, n_questions: int, labels_path: Path | None, label_columns: tuple[str, ...],
+          quiet: bool, **judge: Any) -> None:
     """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
     from .cli_stats import ppi_table
     from .evaluation import Labelled, score_file, score_trec
@@ -63,7 +102,8 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
     from .output import summary_table
     from .runs import parse_mapping
 
-    options = MetricOptions(ndcg_gain=ndcg_gain, rouge_stemmer=rouge_stemmer)
+    options = MetricOptions(ndcg_gain=ndcg_gain, rouge_stemmer=rouge_stemmer, faithfulness_against=faithfulness_against,
+                            n_questions=n_questions, judge=_judge_settings(**judge))
     if run_path or qrels_path:
         if input_path or not (run_path and qrels_path):
             raise click.UsageError("use either INPUT, or --run together with --qrels")
@@ -74,7 +114,8 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
         raise click.UsageError("give an INPUT file, or --run and --qrels")
     else:
         labels = Labelled(labels_path, parse_mapping(label_columns)) if labels_path else None
-        summary = score_file(input_path, out_dir, metrics or "classical", options, fmt, columns, labels)
+        summary = score_file(input_path, out_dir, metrics or "classical", options, fmt, columns, labels,
+                             progress=not quiet)
     if not quiet:
         click.echo(summary_table(summary["metrics"]))
         if "ppi" in summary:

@@ -20,6 +20,7 @@ from .errors import InputError
 from .loading import read_samples, validate_file
 from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
 from .output import ResultWriter
+from .progress import Progress
 from .records import Sample, sample_from_record
 
 DEFAULT_METRICS = "classical"
@@ -56,7 +57,7 @@ def evaluate(
     built = build_metrics(metrics, options)
     tally = _new_summary(built)
     rows: list[dict[str, Any]] = []
-    for batch in _batches(_as_samples(samples), BATCH_SIZE):
+    for batch in _batches(_as_samples(samples), batch_size(built)):
         rows.extend(measure_batch(batch, built, tally))
     if not rows:
         raise InputError("<samples>", None, None, "contains no records")
@@ -71,14 +72,18 @@ def score_file(
     fmt: str | None = None,
     columns: Mapping[str, str] | None = None,
     labels: Labelled | None = None,
+    progress: bool = False,
 ) -> dict[str, Any]:
     """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary.
 
     With `labels`, the summary also holds the prediction-powered estimates (see cli_stats.ppi_summary).
+    `progress` reports samples done, rate and time left on stderr.
     """
     built = build_metrics(metrics, options)
-    validate_file(path, fmt, columns)
-    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=labels)
+    total = validate_file(path, fmt, columns)
+    meter = Progress(total) if progress else None
+    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=labels,
+                       progress=meter)
 
 
 def score_trec(
@@ -98,13 +103,17 @@ def score_trec(
 
 def _score_into(
     samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str,
-    extra: dict[str, Any] | None = None, labels: Labelled | None = None,
+    extra: dict[str, Any] | None = None, labels: Labelled | None = None, progress: Progress | None = None,
 ) -> dict[str, Any]:
     tally = _new_summary(metrics)
     with ResultWriter(out_dir) as writer:
-        for batch in _batches(samples, BATCH_SIZE):
+        for batch in _batches(samples, batch_size(metrics)):
             for row in measure_batch(batch, metrics, tally):
                 writer.write_row(row)
+            if progress:
+                progress.advance(len(batch))
+        if progress:
+            progress.close()
         summary = build_summary(tally, metrics, source, extra)
         if labels is not None:
             from .cli_stats import ppi_summary
@@ -148,6 +157,12 @@ def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Sum
     ]
 
 
+def batch_size(metrics: Sequence[Metric]) -> int:
+    """Judge metrics go sample by sample, so progress is live and every finished sample is cached at once;
+    cheap metrics go in large batches, so the retrieval kernels can vectorise."""
+    return 1 if any(getattr(m, "slow", False) for m in metrics) else BATCH_SIZE
+
+
 def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:
     """A non-finite value becomes a visible skip, so no NaN ever reaches a mean."""
     if isinstance(outcome, Measurement) and not all(math.isfinite(v) for v in outcome.values.values()):
@@ -157,7 +172,7 @@ def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:
 
 def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """summary.json's content: per-column statistics, the settings behind them, and versions."""
-    return {
+    summary = {
         "input": source,
         "n_samples": tally.n_samples,
         "metrics": tally.as_dict(),
@@ -165,6 +180,10 @@ def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra:
         **(extra or {}),
         "versions": _versions(),
     }
+    judged = [m for m in metrics if hasattr(m, "usage")]
+    if judged:
+        summary["judge"] = {**judged[0].kit.model_info(), "usage": {m.name: m.usage() for m in judged}}
+    return summary
 
 
 def _new_summary(metrics: Sequence[Metric]) -> Summary:
@@ -193,7 +212,7 @@ def _batches(items: Iterator[Sample] | Iterable[Sample], size: int) -> Iterator[
 
 def _versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
-    for package in ("localeval", "numpy", "rouge-score"):
+    for package in ("localeval", "numpy", "rouge-score", "llama_cpp_python", "sentence-transformers", "torch"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

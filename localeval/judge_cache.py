@@ -1,0 +1,110 @@
+"""Persistent cache of judge calls, so a re-run (or a resumed, killed run) costs no model time.
+
+One SQLite table in WAL mode. Every write is committed at once (autocommit), so a run killed mid-way
+loses at most the call in flight. The key is a sha256 over explicit strings — model hash, prompt name,
+version and file hash, the rendered prompt, call kind, schema/options, decoding settings and
+CACHE_FORMAT_VERSION — so any change that could change an answer misses the cache instead of
+returning a stale value. The schema is versioned with `PRAGMA user_version` and only migrated forward.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import JudgeError
+
+# Bump when the meaning of a stored value changes (e.g. how probabilities are normalised): old entries
+# then simply stop matching.
+CACHE_FORMAT_VERSION = 1
+CACHE_ENV = "LOCALEVAL_CACHE"
+DEFAULT_RELATIVE = Path(".localeval-cache") / "judge.sqlite"
+
+# Forward-only migrations: MIGRATIONS[i] takes the database from user_version i to i + 1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE judge_calls (
+        key TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        model_sha256 TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        value TEXT NOT NULL,
+        stats TEXT NOT NULL,
+        created REAL NOT NULL
+    )
+    """,
+]
+
+
+def default_cache_path() -> Path:
+    """$LOCALEVAL_CACHE (a file path) if set, else .localeval-cache/judge.sqlite under the current directory."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else Path.cwd() / DEFAULT_RELATIVE
+
+
+def make_key(**parts: Any) -> str:
+    """sha256 of the parts as canonical JSON (sorted keys), with the cache format version mixed in."""
+    payload = dict(parts, cache_format_version=CACHE_FORMAT_VERSION)
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """Key → (value, stats of the call that computed it). Values are JSON, so they round-trip exactly."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: autocommit, each INSERT is durable on return.
+            self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise JudgeError(f"judge cache {self.path}: {exc}; delete it or set ${CACHE_ENV} to another file") from exc
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise JudgeError(
+                f"judge cache {self.path} has schema version {version}, newer than this localeval knows "
+                f"({len(MIGRATIONS)}); upgrade localeval or use another cache file"
+            )
+        for target in range(version, len(MIGRATIONS)):
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(MIGRATIONS[target])
+            self._db.execute(f"PRAGMA user_version = {target + 1}")
+            self._db.execute("COMMIT")
+
+    def get(self, key: str) -> tuple[Any, dict[str, Any]] | None:
+        row = self._db.execute("SELECT value, stats FROM judge_calls WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return json.loads(row[0]), json.loads(row[1])
+
+    def put(self, key: str, *, kind: str, model_sha256: str, prompt: str, value: Any, stats: dict[str, Any]) -> None:
+        """Store one result; `allow_nan=False` because a NaN must never be cached as an answer."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO judge_calls (key, kind, model_sha256, prompt, value, stats, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key, kind, model_sha256, prompt, json.dumps(value, ensure_ascii=False, allow_nan=False),
+             json.dumps(stats, allow_nan=False), time.time()),
+        )
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> JudgeCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

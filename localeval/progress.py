@@ -1,0 +1,53 @@
+"""Progress of a scoring run: a live line on a terminal, a plain log line now and then otherwise.
+
+Judge metrics take seconds per sample, so a run of a few hundred samples takes minutes to hours; the
+user needs to see samples done, the rate and the time left. In CI logs and pipes a carriage-return bar
+is noise, so there we print a line every LOG_EVERY seconds instead (nothing for a run shorter than that).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+LOG_EVERY = 30.0
+
+
+class Progress:
+    def __init__(self, total: int, stream: TextIO | None = None, label: str = "scoring") -> None:
+        self.total, self.done, self.label = total, 0, label
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty()
+        self.started = self._last_log = time.monotonic()
+        self._logged = False
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = time.monotonic()
+        if self.live:
+            self.stream.write("\r" + self.line(now))
+            self.stream.flush()
+        elif now - self._last_log >= LOG_EVERY or (self._logged and self.done == self.total):
+            self._last_log, self._logged = now, True
+            self.stream.write(self.line(now) + "\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.live and self.done:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def line(self, now: float) -> str:
+        elapsed = max(now - self.started, 1e-9)
+        rate = self.done / elapsed
+        left = (self.total - self.done) / rate if rate > 0 else 0.0
+        share = self.done / self.total if self.total else 1.0
+        return (f"{self.label}: {self.done}/{self.total} samples ({share:.0%}), {rate:.2f} samples/s, "
+                f"elapsed {_clock(elapsed)}, left {_clock(left)}")
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
