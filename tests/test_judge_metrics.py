@@ -1,0 +1,144 @@
+"""The judge metrics end to end with the real tiny judge (SmolLM2) and the real MiniLM, their formulas on
+the worked examples, and — with the default 1.5B judge, since the 135M model cannot tell supported from
+contradicted — that a clearly unfaithful answer scores below a faithful one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import localeval
+from localeval.metrics import JudgeOptions, MetricOptions
+from localeval.metrics.answer_relevance import rating_score
+from localeval.metrics.context_quality import precision_weighted
+
+# The Chinese sample meets the English-only MiniLM on purpose; that warning is tested in test_embeddings.py.
+pytestmark = pytest.mark.filterwarnings("ignore:embedder 'all-minilm-l6-v2' is trained on en only")
+
+TINY = "smollm2-135m-instruct-q4_1"
+JUDGE_METRICS = ["faithfulness", "answer_relevance", "answer_relevance_rating", "context_relevance",
+                 "context_precision", "context_recall"]
+RECORDS = [
+    {"id": "en", "question": "When was the Eiffel Tower completed?",
+     "answer": "The Eiffel Tower was completed in 1889.",
+     "contexts": [{"id": "d1", "text": "The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair."},
+                  {"id": "d2", "text": "The Louvre is a museum in Paris."}],
+     "reference": "It was completed in 1889.", "reference_doc_ids": ["d1"],
+     "reference_docs": ["The Eiffel Tower was completed in 1889."]},
+    {"id": "zh", "question": "长城主要是在哪个朝代修建的？", "answer": "现存的长城大部分是明朝修建的。",
+     "contexts": ["长城是中国古代的军事防御工程。现存的长城遗迹主要为明朝时期修建的明长城。", "中国是茶的故乡。"],
+     "reference": "现存的长城主要是明朝修建的。"},
+]
+
+
+def options(cache: Path, judge: str = TINY, **more) -> MetricOptions:
+    return MetricOptions(judge=JudgeOptions(judge=judge, cache=str(cache), n_ctx=2048), **more)
+
+
+@pytest.mark.parametrize("relevant, expected", [
+    ([1, 0, 1, 0, 1], (1 + 2 / 3 + 3 / 5) / 3),  # the tutorial's worked example: 0.7556
+    ([0, 0, 0, 1, 1], (1 / 4 + 2 / 5) / 2),      # 0.325
+    ([1, 1, 1, 0, 0], 1.0),
+    ([0, 0, 0], 0.0),                             # nothing relevant: 0, not NaN
+    ([], 0.0),
+])
+def test_context_precision_formula(relevant: list[int], expected: float) -> None:
+    assert precision_weighted([bool(r) for r in relevant]) == pytest.approx(expected, abs=1e-12)
+    assert round(precision_weighted([True, False, True, False, True]), 4) == 0.7556
+
+
+def test_rating_maps_one_to_five_onto_unit_interval() -> None:
+    assert (rating_score(1.0), rating_score(3.0), rating_score(5.0)) == (0.0, 0.5, 1.0)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[localeval.Result, Path]:
+    cache = tmp_path_factory.mktemp("cache") / "judge.sqlite"
+    return localeval.evaluate(RECORDS, metrics=JUDGE_METRICS, options=options(cache)), cache
+
+
+def test_every_judge_metric_scores_english_and_chinese(tiny_run) -> None:
+    result, _ = tiny_run
+    for row in result.rows:
+        assert row["skipped"] == {}, row["skipped"]
+        for column, value in row["metrics"].items():
+            assert 0.0 <= value <= 1.0, (row["id"], column, value)
+    en, zh = result.rows
+    assert en["details"]["faithfulness"]["lang"] == "en" and zh["details"]["faithfulness"]["lang"] == "zh"
+    for row in result.rows:
+        statements = row["details"]["faithfulness"]["statements"]
+        assert statements and all(0.0 <= s["p"] <= 1.0 and s["text"] for s in statements)
+        assert row["metrics"]["faithfulness.soft"] == pytest.approx(sum(s["p"] for s in statements) / len(statements), abs=1e-5)
+        assert len(row["details"]["answer_relevance"]["questions"]) == 3
+        assert sum(row["details"]["answer_relevance_rating"]["distribution"].values()) == pytest.approx(1.0, abs=1e-5)
+        assert len(row["details"]["context_precision"]["useful"]) == 2
+        assert row["details"]["faithfulness"]["judge"]["calls"] >= 2
+    assert result.summary["judge"]["judge_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    assert result.summary["judge"]["usage"]["faithfulness"]["calls"] >= 4
+
+
+def test_second_run_makes_no_model_call_and_gives_identical_numbers(tiny_run) -> None:
+    first, cache = tiny_run
+    second = localeval.evaluate(RECORDS, metrics=JUDGE_METRICS, options=options(cache))
+    assert [r["metrics"] for r in second.rows] == [r["metrics"] for r in first.rows]
+    for usage in second.summary["judge"]["usage"].values():
+        assert usage["calls"] == 0 and usage["cache_hits"] > 0
+
+
+def test_missing_fields_are_skipped_with_reasons(tmp_path: Path) -> None:
+    records = [{"id": 1, "question": "Why?", "answer": "", "contexts": ["Because."]},
+               {"id": 2, "question": "Why?", "contexts": ["Because."]}]
+    result = localeval.evaluate(records, metrics=["faithfulness", "context_recall", "context_precision"],
+                                options=options(tmp_path / "c.sqlite"))
+    first, second = result.rows
+    assert first["skipped"]["context_recall"] == "missing field 'reference'"
+    assert second["skipped"] == {"faithfulness": "missing field 'answer'", "context_recall": "missing field 'reference'",
+                                 "context_precision": "missing field 'reference' (or 'answer')"}
+    assert result.summary["metrics"]["faithfulness"]["n"] + result.summary["metrics"]["faithfulness"]["n_skipped"] == 2
+
+
+def test_long_contexts_are_windowed_not_truncated(tmp_path: Path) -> None:
+    long_text = "The Eiffel Tower is in Paris and was completed in 1889. " * 180  # ~10,000 characters
+    record = {"id": 1, "question": "When was the Eiffel Tower completed?", "answer": "In 1889.",
+              "contexts": [long_text], "reference": "1889"}
+    result = localeval.evaluate([record], metrics=["faithfulness", "context_relevance"],
+                                options=MetricOptions(judge=JudgeOptions(judge=TINY, cache=str(tmp_path / "c.sqlite"),
+                                                                         n_ctx=1024)))
+    [row] = result.rows
+    assert row["skipped"] == {}
+    assert row["details"]["faithfulness"]["windows"] > 1
+    assert row["details"]["context_relevance"]["windows"] > 1
+    assert row["details"]["context_relevance"]["sentences"] == 180
+
+
+def test_faithfulness_against_reference_docs(tmp_path: Path) -> None:
+    result = localeval.evaluate(RECORDS[:1], metrics=["faithfulness"],
+                                options=options(tmp_path / "c.sqlite", faithfulness_against="reference_docs"))
+    assert result.rows[0]["details"]["faithfulness"]["against"] == "reference_docs"
+    missing = localeval.evaluate(RECORDS[1:], metrics=["faithfulness"],
+                                 options=options(tmp_path / "c.sqlite", faithfulness_against="reference_docs"))
+    assert missing.rows[0]["skipped"]["faithfulness"] == "missing field 'reference_docs'"
+
+
+def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
+    """The 1.5B default judge (the 135M one cannot make this distinction; see test_judge.py)."""
+    context = ("Marie Curie was a physicist and chemist born in Warsaw in 1867. She won the Nobel Prize in "
+               "Physics in 1903 and the Nobel Prize in Chemistry in 1911.")
+    records = [
+        {"id": "faithful", "question": "Where was Marie Curie born?", "answer": "Marie Curie was born in Warsaw.",
+         "contexts": [context], "reference": "In Warsaw, in 1867."},
+        {"id": "unfaithful", "question": "Where was Marie Curie born?", "answer": "Marie Curie was born in Madrid.",
+         "contexts": [context], "reference": "In Warsaw, in 1867."},
+    ]
+    result = localeval.evaluate(records, metrics=["faithfulness"],
+                                options=MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"))))
+    faithful, unfaithful = (r["metrics"] for r in result.rows)
+    evidence = json.dumps([r["details"] for r in result.rows], indent=1)
+    # Measured: 1.0 vs 0.5 (soft 0.90 vs 0.27); the 1.5B model also writes a background statement
+    # ("Madrid is a city in Spain") that it then half-accepts, so the unfaithful answer is not 0.
+    assert faithful["faithfulness"] == 1.0 > unfaithful["faithfulness"], evidence
+    assert faithful["faithfulness.soft"] > unfaithful["faithfulness.soft"] + 0.3, evidence
+    claim = next(s for s in result.rows[1]["details"]["faithfulness"]["statements"] if "Madrid" in s["text"])
+    assert claim["p"] < 0.2, evidence
