@@ -39,7 +39,7 @@ def iter_records(path: Path, fmt: str | None = None, columns: Mapping[str, str] 
     if fmt == "jsonl":
         if columns:
             raise InputError(str(path), None, None, "--column applies to CSV input only")
-        return _iter_jsonl(path)
+        return iter_jsonl(path)
     if fmt == "csv":
         return _iter_csv(path, dict(columns or {}))
     raise InputError(str(path), None, None, f"unknown format '{fmt}'; use jsonl or csv")
@@ -88,7 +88,7 @@ def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
             yield number, text
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     for number, text in _decoded_lines(path):
         if not text.strip():
             continue

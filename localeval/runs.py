@@ -8,7 +8,6 @@ Ids are compared as strings, as `localeval score` writes them.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import InputError
-
-SAMPLES_FILE = "samples.jsonl"
+from .loading import iter_jsonl
+from .output import SAMPLES_FILE
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def load_run(run: Path, name: str | None = None) -> Run:
     ids: list[str] = []
     index: dict[str, int] = {}
     cells: dict[str, list[tuple[int, float]]] = {}
-    for line, record in _jsonl(path):
+    for line, record in iter_jsonl(path):
         if not isinstance(record, dict) or "id" not in record:
             raise InputError(source, line, "id", "missing; every scored sample has an id")
         sample_id = str(record["id"])
@@ -115,7 +114,7 @@ def load_labels(path: Path, run: Run, mapping: Mapping[str, str] | None = None) 
     by_column: dict[str, dict[str, int]] = {}
     lines: dict[str, int] = {}
     ignored: set[str] = set()
-    for line, record in _jsonl(path):
+    for line, record in iter_jsonl(path):
         if not isinstance(record, dict) or "id" not in record:
             raise InputError(source, line, "id", "missing; each label line is {\"id\": ..., \"<metric>\": 0 or 1}")
         sample_id = str(record["id"])
@@ -152,22 +151,6 @@ def parse_mapping(values: tuple[str, ...] | list[str], flag: str = "--label-colu
             raise InputError(flag, None, None, f"'{value}' is not COLUMN=KEY (e.g. faithfulness=answer_faithfulness)")
         mapping[column.strip()] = key.strip()
     return mapping
-
-
-def _jsonl(path: Path) -> Any:
-    """(line number, decoded JSON) pairs, skipping blank lines; bad UTF-8 or JSON names the line."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(str(path), number, None, f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x})") from None
-            if not text.strip():
-                continue
-            try:
-                yield number, json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(str(path), number, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
 
 
 def _listing(columns: Mapping[str, Any]) -> str:

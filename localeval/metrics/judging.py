@@ -8,6 +8,8 @@ when two metrics ask the same question (say, faithfulness and a re-run) the mode
 
 from __future__ import annotations
 
+import copy
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -18,6 +20,8 @@ from .base import Measurement, Outcome, Skipped
 
 #: A statement counts as supported, a chunk as useful, when the judge's probability is at least this.
 THRESHOLD = 0.5
+#: Words per atomic fact, for the cap on the statements list (see statements_of).
+WORDS_PER_FACT = 5
 # Sentence ends: English punctuation followed by space, Chinese punctuation, or a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；])|\n+")
 
@@ -168,14 +172,30 @@ def joined(passages: Sequence[Context]) -> str:
 
 
 def statements_of(kit: JudgeKit, lang: str, question: str, text: str) -> list[str]:
-    """The judge's decomposition of `text` into standalone statements (schema-constrained, so it parses)."""
-    value, _ = kit.judge.json(kit.prompt("statements", lang, question=question, answer=text))
+    """The judge's decomposition of `text` into standalone statements (schema-constrained, so it parses).
+
+    The schema caps the list by the text's length (about one fact per WORDS_PER_FACT words, or per
+    2 * WORDS_PER_FACT Chinese characters): measured on the 1.5B judge, an uncapped list pads a one-sentence
+    answer with paraphrases and background facts the answer never stated, which skews the score.
+    """
+    prompt = kit.prompt("statements", lang, question=question, answer=text)
+    schema = copy.deepcopy(prompt.schema)
+    items = schema["properties"]["statements"]
+    items["maxItems"] = min(items.get("maxItems", 8), max_statements(text))
+    value, _ = kit.judge.json(prompt, schema=schema)
     seen: list[str] = []
     for statement in value["statements"]:
         statement = statement.strip()
         if statement and statement not in seen:
             seen.append(statement)
     return seen
+
+
+def max_statements(text: str) -> int:
+    """An upper bound on the atomic facts in `text`."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    words = len(text.split()) + cjk / 2
+    return max(1, math.ceil(words / WORDS_PER_FACT))
 
 
 def support(kit: JudgeKit, lang: str, statements: Sequence[str], passages: Sequence[Context]) -> tuple[list[float], int]:
