@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from localeval.cli_stats import calibration_report  # noqa: E402
+from localeval.calibration import calibration_report  # noqa: E402
 from localeval.ppi import ppi_mean_ci  # noqa: E402
 from localeval.runs import load_labels, load_run, parse_mapping  # noqa: E402
 

@@ -1,7 +1,7 @@
-"""`localeval calibrate` and `localeval compare`, plus `ppi_summary` for `score --labels`.
+"""`localeval calibrate` and `localeval compare`: parse options, call the library, print tables, write JSON.
 
-The statistics live in ppi.py, agreement.py and compare.py; this module only pairs a run's judge scores
-with the human labels, prints tables and writes JSON. Registered on the main group in cli.py.
+The statistics live in calibration.py (with ppi.py and agreement.py) and compare.py. Registered on the
+main group in cli.py.
 """
 
 from __future__ import annotations
@@ -15,110 +15,13 @@ import click
 
 from .cli_errors import user_errors
 from .errors import LocalevalError
+from .calibration import PPI_METHOD, calibration_report
 from .output import format_table
 
-if TYPE_CHECKING:  # numpy is imported inside the functions so that `localeval --help` stays instant
-    import numpy as np
-
+if TYPE_CHECKING:
     from .compare import Comparison
-    from .runs import Labels, Run
 
 CALIBRATION_FILE = "calibration.json"
-
-
-PPI_METHOD = "PPI++ mean (Angelopoulos, Duchi, Zrnic 2023), power-tuned lambda in [0, 1], CLT interval"
-
-
-def calibration_report(run: Run, labels: Labels, confidence: float = 0.95, lam_mode: str = "min_variance") -> dict[str, Any]:
-    """Per labelled column: agreement at 0.5, the chosen threshold, and the PPI block (see `_ppi_block`)."""
-    import numpy as np
-
-    from .agreement import choose_threshold
-
-    out: dict[str, Any] = {}
-    for column, by_id in labels.by_column.items():
-        pairs = _labelled_pairs(run, column, by_id)
-        entry: dict[str, Any] = {"n_labels": len(by_id), "n_labels_unscored": len(by_id) - len(pairs[0])}
-        problem = _unusable(run, column, pairs[0])
-        if problem:
-            entry["error"] = problem
-            out[column] = entry
-            continue
-        y, f = np.array(pairs[1], dtype=float), np.array(pairs[2], dtype=float)
-        choice = choose_threshold(y, f)
-        values = run.columns[column]
-        scored = values[~np.isnan(values)]
-        entry["agreement"] = choice.as_dict()
-        entry["run_positive_rate"] = {"at_0.5": float(np.mean(scored >= 0.5)),
-                                      "at_chosen": float(np.mean(scored >= choice.threshold))}
-        entry["ppi"] = _ppi_block(run, column, by_id, y, f, confidence, lam_mode)
-        out[column] = entry
-    return out
-
-
-def ppi_summary(samples_path: Path, labels_path: Path, label_columns: Mapping[str, str] | None = None,
-                confidence: float = 0.95, lam_mode: str = "min_variance") -> dict[str, Any]:
-    """The block `score --labels` adds to summary.json: per labelled column, the PPI estimate, its interval,
-    the labels-only interval and the naive judge mean."""
-    from .runs import load_labels, load_run
-
-    run = load_run(Path(samples_path))
-    labels = load_labels(Path(labels_path), run, label_columns)
-    report = calibration_report(run, labels, confidence, lam_mode)
-    return {
-        "labels": str(labels_path),
-        "method": PPI_METHOD,
-        "confidence": confidence,
-        "metrics": {column: entry.get("ppi") or {"error": entry.get("error")} for column, entry in report.items()},
-    }
-
-
-def _labelled_pairs(run: Run, column: str, by_id: Mapping[str, int]) -> tuple[list[str], list[int], list[float]]:
-    """Labelled ids the judge scored, with label and score (a judge skip drops the pair, counted above)."""
-    import numpy as np
-
-    values = run.columns[column]
-    ids, y, f = [], [], []
-    for sample_id, label in by_id.items():
-        value = values[run.index[sample_id]]
-        if not np.isnan(value):
-            ids.append(sample_id)
-            y.append(label)
-            f.append(float(value))
-    return ids, y, f
-
-
-def _unusable(run: Run, column: str, labelled_ids: list[str]) -> str | None:
-    import numpy as np
-
-    values = run.columns[column]
-    scored = values[~np.isnan(values)]
-    if scored.size and (scored.min() < 0.0 or scored.max() > 1.0):
-        return f"values of '{column}' lie outside [0, 1]; calibration needs a probability or a 0/1 verdict"
-    if len(labelled_ids) < 2:
-        return f"{len(labelled_ids)} labelled sample(s) with a judge score; need at least 2"
-    return None
-
-
-def _ppi_block(run: Run, column: str, by_id: Mapping[str, int], y: np.ndarray, f: np.ndarray, confidence: float,
-               lam_mode: str) -> dict[str, Any]:
-    """PPI on the run's unlabelled scored samples; labelled rows are the rectifier set (disjoint, as PPI assumes)."""
-    import numpy as np
-
-    from .ppi import ppi_mean_ci
-
-    values = run.columns[column]
-    unlabeled_mask = ~np.isnan(values)
-    unlabeled_mask[[run.index[i] for i in by_id]] = False
-    unlabeled = values[unlabeled_mask]
-    if unlabeled.size == 0:
-        return {"error": "every scored sample is labelled; PPI needs unlabelled samples (use the labels' mean)",
-                "labels_mean": float(y.mean())}
-    result = ppi_mean_ci(y, f, unlabeled, confidence, lam_mode=lam_mode)  # type: ignore[arg-type]
-    block = result.as_dict()
-    block["naive_judge_mean_all"] = float(values[~np.isnan(values)].mean())
-    block["lambda_mode"] = lam_mode
-    return block
 
 
 def _write_json(path: Path, payload: Mapping[str, Any]) -> None:

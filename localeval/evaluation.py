@@ -76,7 +76,7 @@ def score_file(
 ) -> dict[str, Any]:
     """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary.
 
-    With `labels`, the summary also holds the prediction-powered estimates (see cli_stats.ppi_summary).
+    With `labels`, the summary also holds the prediction-powered estimates (see calibration.ppi_summary).
     `progress` reports samples done, rate and time left on stderr.
     """
     built = build_metrics(metrics, options)
@@ -116,7 +116,7 @@ def _score_into(
             progress.close()
         summary = build_summary(tally, metrics, source, extra)
         if labels is not None:
-            from .cli_stats import ppi_summary
+            from .calibration import ppi_summary
 
             summary["ppi"] = ppi_summary(writer.rows_so_far(), labels.path, labels.columns)
         writer.commit(summary)

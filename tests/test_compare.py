@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from localeval.agreement import agreement, choose_threshold, confusion_matrix
-from localeval.cli_stats import calibrate, compare, ppi_summary
+from localeval.calibration import ppi_summary
+from localeval.cli_stats import calibrate, compare
 from localeval.compare import compare_runs, paired_bootstrap_means
 from localeval.errors import InputError
 from localeval.runs import load_labels, load_run
