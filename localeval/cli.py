@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -203,6 +204,8 @@ cli.add_command(compare)
 
 
 def main() -> None:
+    # Library warnings (e.g. an English-only embedder meeting Chinese) are for the user: one plain line.
+    warnings.formatwarning = lambda message, *args, **kwargs: f"warning: {message}\n"
     cli(prog_name="localeval")
 
 
