@@ -1,0 +1,109 @@
+"""A document corpus for test-set generation: read it, and cut it into sentence-aware chunks.
+
+A corpus is a folder of .txt / .md files (the file's path is the document id) or a JSONL file of
+{id, text, title?} (BEIR's `_id` is accepted too). Chunks never cut a sentence: sentences (English and
+Chinese punctuation) are packed up to `size` characters, and the last `overlap` sentences of a chunk
+start the next one, so a fact that straddles a boundary still appears whole in one chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from .errors import InputError
+from .loading import iter_jsonl
+from .metrics.judging import split_sentences
+
+TEXT_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: str
+    text: str
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """`id` is "<doc_id>#<n>"; `doc_id` ties it back to its document for the retrieval filter."""
+
+    id: str
+    doc_id: str
+    text: str
+
+
+def read_corpus(path: Path) -> list[Document]:
+    """Documents from a folder (recursively, sorted, so ids and order are stable) or a JSONL file."""
+    if path.is_dir():
+        docs = [Document(str(f.relative_to(path)), _read_text(f)) for f in sorted(path.rglob("*"))
+                if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES]
+    elif path.is_file():
+        docs = list(_jsonl_documents(path))
+    else:
+        raise InputError(str(path), None, None, "no such file or folder")
+    docs = [d for d in docs if d.text.strip()]
+    if not docs:
+        raise InputError(str(path), None, None, f"holds no document with text (.txt/.md files, or JSONL of {{id, text}})")
+    return docs
+
+
+def chunk_documents(docs: list[Document], size: int = 1000, overlap: int = 1) -> list[Chunk]:
+    if size < 50:
+        raise InputError("--chunk-size", None, None, f"must be at least 50 characters, got {size}")
+    if overlap < 0:
+        raise InputError("--overlap", None, None, f"must be 0 or more sentences, got {overlap}")
+    chunks: list[Chunk] = []
+    for doc in docs:
+        for n, text in enumerate(_pack(split_sentences(doc.text), size, overlap)):
+            chunks.append(Chunk(f"{doc.id}#{n}", doc.id, text))
+    return chunks
+
+
+def _pack(sentences: list[str], size: int, overlap: int) -> Iterator[str]:
+    current: list[str] = []
+    length = 0
+    for sentence in sentences:
+        if current and length + len(sentence) > size:
+            yield _join(current)
+            current = current[-overlap:] if overlap and len(current) > overlap else []
+            length = sum(len(s) + 1 for s in current)
+        current.append(sentence)
+        length += len(sentence) + 1
+    if current:
+        yield _join(current)
+
+
+def _join(sentences: list[str]) -> str:
+    """English sentences with a space, Chinese ones without."""
+    out = sentences[0]
+    for sentence in sentences[1:]:
+        out += ("" if out[-1] in "。！？；" else " ") + sentence
+    return out
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), None, None, f"is not valid UTF-8 (byte {exc.start})") from None
+
+
+def _jsonl_documents(path: Path) -> Iterator[Document]:
+    seen: set[str] = set()
+    for line, record in iter_jsonl(path):
+        if not isinstance(record, dict):
+            raise InputError(str(path), line, None, "expected a JSON object {id, text, title?}")
+        doc_id = record.get("id", record.get("_id"))
+        if doc_id is None or isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+            raise InputError(str(path), line, "id", "must be a string or an integer")
+        text = record.get("text")
+        if not isinstance(text, str):
+            raise InputError(str(path), line, "text", "must be a string")
+        title = record.get("title")
+        if str(doc_id) in seen:
+            raise InputError(str(path), line, "id", f"duplicate id '{doc_id}'")
+        seen.add(str(doc_id))
+        yield Document(str(doc_id), text, title if isinstance(title, str) and title.strip() else None)

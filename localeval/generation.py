@@ -1,0 +1,184 @@
+"""Test-set generation from a document corpus (the seed scheme, with ARES's retrieval filter).
+
+corpus → sentence-aware chunks → embeddings → faiss index (saved) → a seeded sample of chunks, at most
+one per document → the judge writes one question and its answer from the chunk alone, or declines →
+ARES filter: the question is kept only if retrieving with it from the index returns its source document
+within the top k → negatives for judge calibration (a hard negative: the nearest chunk of another
+document, else another chunk of the same document; a random chunk of another document; optionally a
+contradictory answer written by the judge).
+
+Everything is deterministic for a seed (greedy judge, exact index, seeded numpy Generator) and
+resumable through the judge cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .corpus import Chunk, chunk_documents, read_corpus
+from .metrics.judging import JudgeKit, JudgeOptions
+from .output import dumps
+from .progress import Progress
+from .vector_index import ChunkIndex, doc_rank
+
+TESTSET_FILE = "testset.jsonl"
+NEGATIVES_FILE = "negatives.jsonl"
+REPORT_FILE = "generation.json"
+INDEX_DIR = "index"
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    n: int | None = None  # questions to attempt (chunks sampled); None = one per document
+    seed: int = 0
+    top_k: int = 5
+    chunk_size: int = 1000
+    overlap: int = 1
+    index: str = "flat"
+    contradictions: bool = False
+    judge: JudgeOptions = field(default_factory=JudgeOptions)
+
+
+def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bool = False) -> dict[str, Any]:
+    """Write testset.jsonl, negatives.jsonl, generation.json and index/ into out_dir; return the report."""
+    docs = read_corpus(corpus)
+    chunks = chunk_documents(docs, options.chunk_size, options.overlap)
+    kit = JudgeKit(options.judge)
+    index = ChunkIndex.build(chunks, kit.embedder.encode([c.text for c in chunks]), options.index)
+    rng = np.random.default_rng(options.seed)
+    sampled = _sample(chunks, options.n, rng)
+    meter = Progress(len(sampled), label="generating") if progress else None
+    kept, negatives = [], []
+    counts = {"sampled": len(sampled), "declined": 0, "filtered_by_retrieval": 0, "kept": 0}
+    for chunk in sampled:
+        qa = _question_for(kit, chunk)
+        if meter:
+            meter.advance()
+        if qa is None:
+            counts["declined"] += 1
+            continue
+        question, answer, lang = qa
+        hits = index.search(kit.embedder.encode([question]), options.top_k)[0]
+        rank = doc_rank(hits, chunk.doc_id)
+        if rank is None:
+            counts["filtered_by_retrieval"] += 1
+            continue
+        sample_id = f"gen-{len(kept) + 1}"
+        kept.append({
+            "id": sample_id, "question": question, "reference": answer, "reference_doc_ids": [chunk.doc_id],
+            "reference_docs": [{"id": chunk.doc_id, "text": chunk.text}], "source_chunk": chunk.id,
+            "source_rank": rank, "lang": lang,
+        })
+        negatives.extend(_negatives(kit, sample_id, question, answer, chunk, hits, chunks, rng, options.contradictions, lang))
+    if meter:
+        meter.close()
+    counts["kept"] = len(kept)
+    report = {
+        "corpus": str(corpus), "documents": len(docs), "chunks": len(chunks), **counts,
+        "options": {k: v for k, v in asdict(options).items() if k != "judge"}, "judge": options.judge.settings(),
+        **kit.model_info(), "prompts": {"generate_question": _prompt_version(kit, "generate_question")},
+        "judge_usage": kit.judge.totals.as_dict(),
+    }
+    for row in kept:
+        row["provenance"] = {"model": report.get("judge_model"), "prompt": report["prompts"], "seed": options.seed}
+    _write(out_dir, kept, negatives, report, index)
+    return report
+
+
+def _sample(chunks: list[Chunk], n: int | None, rng: np.random.Generator) -> list[Chunk]:
+    """A seeded shuffle, then the first chunk met of each document, up to n."""
+    seen: set[str] = set()
+    picked: list[Chunk] = []
+    for i in rng.permutation(len(chunks)):
+        chunk = chunks[int(i)]
+        if chunk.doc_id not in seen:
+            seen.add(chunk.doc_id)
+            picked.append(chunk)
+    return picked if n is None else picked[:n]
+
+
+def _question_for(kit: JudgeKit, chunk: Chunk) -> tuple[str, str, str] | None:
+    from .prompts import detect_lang
+
+    lang = detect_lang(chunk.text, kit.options.lang)
+    value, _ = kit.judge.json(kit.prompt("generate_question", lang, passage=chunk.text))
+    question, answer = value["question"].strip(), value["answer"].strip()
+    if not value["can_ask"] or not question or not answer:
+        return None
+    return question, answer, lang
+
+
+def _negatives(kit: JudgeKit, sample_id: str, question: str, answer: str, source: Chunk,
+               hits: list[tuple[Chunk, float]], chunks: list[Chunk], rng: np.random.Generator,
+               contradictions: bool, lang: str) -> list[dict[str, Any]]:
+    """Labelled (question, context[, answer]) rows for calibrating a judge, as ARES trains its judges."""
+    rows = [{"id": f"{sample_id}-pos", "question": question, "context": source.text, "context_id": source.id,
+             "kind": "positive", "context_relevance": 1}]
+    others = [c for c, _ in hits if c.doc_id != source.doc_id]
+    same_doc = [c for c in chunks if c.doc_id == source.doc_id and c.id != source.id]
+    hard = others[0] if others else (same_doc[0] if same_doc else None)
+    if hard is not None:
+        rows.append({"id": f"{sample_id}-hard", "question": question, "context": hard.text, "context_id": hard.id,
+                     "kind": "hard_negative", "context_relevance": 0})
+    pool = [c for c in chunks if c.doc_id != source.doc_id]
+    if pool:
+        rand = pool[int(rng.integers(len(pool)))]
+        rows.append({"id": f"{sample_id}-random", "question": question, "context": rand.text, "context_id": rand.id,
+                     "kind": "random_negative", "context_relevance": 0})
+    if contradictions:
+        value, _ = kit.judge.json(kit.prompt("contradict", lang, passage=source.text, question=question, answer=answer))
+        wrong = value["answer"].strip()
+        if wrong and wrong != answer:
+            rows.append({"id": f"{sample_id}-contradicted", "question": question, "context": source.text,
+                         "context_id": source.id, "answer": wrong, "kind": "contradicted_answer",
+                         "answer_faithfulness": 0})
+            rows[0].update(answer=answer, answer_faithfulness=1)
+    return rows
+
+
+def _prompt_version(kit: JudgeKit, name: str) -> str:
+    from .prompts import load_prompt
+
+    prompt = load_prompt(name, "en", kit.options.prompts_dir)
+    return f"{prompt.name}@{prompt.version}"
+
+
+def _write(out_dir: Path, kept: list[dict], negatives: list[dict], report: dict, index: ChunkIndex) -> None:
+    """Temp files renamed at the end, so a failed run leaves no half test set."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    index.save(out_dir / INDEX_DIR)
+    files = {TESTSET_FILE: "".join(dumps(r) + "\n" for r in kept),
+             NEGATIVES_FILE: "".join(dumps(r) + "\n" for r in negatives),
+             REPORT_FILE: json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n"}
+    temps = {}
+    for name, text in files.items():
+        temp = out_dir / f".{name}.{os.getpid()}.tmp"
+        temp.write_text(text, encoding="utf-8")
+        temps[temp] = out_dir / name
+    for temp, final in temps.items():
+        os.replace(temp, final)
+
+
+def retrieve(testset: Path, index_dir: Path, out: Path, k: int = 5, embedder: str | None = None) -> int:
+    """Fill `contexts` with the index's top-k chunks ({id: document id, text}), a baseline retriever."""
+    from .loading import read_samples, validate_file
+
+    validate_file(testset)
+    index = ChunkIndex.load(index_dir)
+    kit = JudgeKit(JudgeOptions(embedder=embedder))
+    samples = list(read_samples(testset))
+    hits = index.search(kit.embedder.encode([s.question for s in samples]), k)
+    temp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    with temp.open("w", encoding="utf-8") as handle:
+        for sample, found in zip(samples, hits):
+            record = dict(sample.record)
+            record["contexts"] = [{"id": c.doc_id, "text": c.text, "chunk_id": c.id, "score": round(s, 6)} for c, s in found]
+            handle.write(dumps(record) + "\n")
+    os.replace(temp, out)
+    return len(samples)

@@ -1,0 +1,132 @@
+"""Test-set generation: corpus reading and chunking, the faiss index with the real MiniLM, the pipeline
+with the real tiny judge (deterministic, counts add up), and with the default judge a generated test set
+that survives the retrieval filter, feeds `localeval retrieve` and scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from localeval.cli import cli
+from localeval.corpus import Document, chunk_documents, read_corpus
+from localeval.errors import InputError
+from localeval.metrics.judging import split_sentences
+from localeval.vector_index import ChunkIndex, doc_rank
+
+pytestmark = pytest.mark.filterwarnings("ignore:embedder 'all-minilm-l6-v2' is trained on en only")
+
+DOCS = {
+    "eiffel.txt": "The Eiffel Tower is a wrought-iron lattice tower in Paris. It is named after the engineer Gustave "
+                  "Eiffel. It was completed in 1889 as the entrance arch to the World's Fair.",
+    "mars.md": "Mars is the fourth planet from the Sun. Mars has two small moons, Phobos and Deimos.",
+    "wall.txt": "长城是中国古代的军事防御工程。现存的长城遗迹主要为明朝时期修建的明长城。",
+}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name, text in DOCS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / "ignored.pdf").write_bytes(b"%PDF")
+    return folder
+
+
+def test_read_corpus_from_folder_and_jsonl(corpus: Path, tmp_path: Path) -> None:
+    assert [d.id for d in read_corpus(corpus)] == ["eiffel.txt", "mars.md", "wall.txt"]
+    jsonl = tmp_path / "c.jsonl"
+    jsonl.write_text('{"_id": 1, "title": "T", "text": "Some text."}\n{"id": "b", "text": "More."}\n', encoding="utf-8")
+    assert read_corpus(jsonl) == [Document("1", "Some text.", "T"), Document("b", "More.")]
+    jsonl.write_text('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"c\.jsonl:2: field 'id': duplicate id 'a'"):
+        read_corpus(jsonl)
+    with pytest.raises(InputError, match="holds no document"):
+        read_corpus(_empty(tmp_path))
+
+
+def _empty(tmp_path: Path) -> Path:
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    return folder
+
+
+def test_chunks_keep_sentences_whole_and_overlap() -> None:
+    text = " ".join(f"Sentence number {i} is here." for i in range(1, 11))  # 10 sentences of 26-27 characters
+    chunks = chunk_documents([Document("d", text)], size=80, overlap=1)
+    assert [c.id for c in chunks][:2] == ["d#0", "d#1"] and all(c.doc_id == "d" for c in chunks)
+    for chunk in chunks:
+        assert chunk.text.endswith("here.") and chunk.text.startswith("Sentence number")
+    assert split_sentences(chunks[0].text)[-1] == split_sentences(chunks[1].text)[0]  # one sentence of overlap
+    assert len(chunks[0].text) <= 80
+    zh = chunk_documents([Document("z", "第一句。第二句。第三句。")], size=50, overlap=0)
+    assert [c.text for c in zh] == ["第一句。第二句。第三句。"]
+    with pytest.raises(InputError, match="--chunk-size"):
+        chunk_documents([Document("d", text)], size=10)
+
+
+def test_index_finds_the_source_document_and_round_trips(corpus: Path, tmp_path: Path, embedder) -> None:
+    chunks = chunk_documents(read_corpus(corpus))
+    index = ChunkIndex.build(chunks, embedder.encode([c.text for c in chunks]))
+    hits = index.search(embedder.encode(["How many moons does Mars have?"]), 3)[0]
+    assert hits[0][0].doc_id == "mars.md" and doc_rank(hits, "mars.md") == 1
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    index.save(tmp_path / "idx")
+    again = ChunkIndex.load(tmp_path / "idx").search(embedder.encode(["How many moons does Mars have?"]), 3)[0]
+    assert [(c.id, round(s, 6)) for c, s in again] == [(c.id, round(s, 6)) for c, s in hits]
+    with pytest.raises(InputError, match="holds no index"):
+        ChunkIndex.load(tmp_path)
+
+
+def run_generate(corpus: Path, out: Path, cache: Path, *extra: str):
+    return CliRunner().invoke(cli, ["generate", str(corpus), "-o", str(out), "--cache", str(cache), "-q", *extra],
+                              catch_exceptions=False)
+
+
+def test_tiny_judge_generation_is_deterministic_and_accounted(corpus: Path, tmp_path: Path) -> None:
+    outs = []
+    for name in ("a", "b"):  # separate caches: the second run recomputes everything
+        result = run_generate(corpus, tmp_path / name, tmp_path / f"{name}.sqlite", "--judge", "smollm2-135m-instruct-q4_1",
+                              "--threads", "1")
+        assert result.exit_code == 0, result.output
+        outs.append(tmp_path / name)
+    report = json.loads((outs[0] / "generation.json").read_text())
+    assert (report["documents"], report["chunks"], report["sampled"]) == (3, 3, 3)
+    assert report["declined"] + report["filtered_by_retrieval"] + report["kept"] == report["sampled"]
+    assert report["judge_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    for name in ("testset.jsonl", "negatives.jsonl"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
+    assert (outs[0] / "index" / "chunks.faiss").exists()
+
+
+def test_default_judge_writes_a_test_set_that_retrieves_and_scores(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    result = run_generate(corpus, out, tmp_path / "c.sqlite", "--contradictions", "--top-k", "2")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (out / "testset.jsonl").read_text(encoding="utf-8").splitlines()]
+    report = json.loads((out / "generation.json").read_text())
+    assert report["kept"] == len(rows) >= 2, report  # measured: 3 of 3 kept
+    for row in rows:
+        assert row["question"] and row["reference"] and row["source_rank"] <= 2
+        assert row["reference_doc_ids"] == [row["source_chunk"].split("#")[0]]
+        assert row["provenance"]["prompt"] == {"generate_question": "generate_question@1"}
+    negatives = [json.loads(line) for line in (out / "negatives.jsonl").read_text(encoding="utf-8").splitlines()]
+    kinds = {n["kind"] for n in negatives}
+    assert {"positive", "hard_negative", "random_negative"} <= kinds
+    for n in negatives:
+        source = next(r for r in rows if n["id"].startswith(r["id"] + "-"))
+        if n["kind"] in ("hard_negative", "random_negative"):
+            assert n["context_relevance"] == 0 and not n["context_id"].startswith(source["reference_doc_ids"][0] + "#")
+
+    retrieved = tmp_path / "retrieved.jsonl"
+    done = CliRunner().invoke(cli, ["retrieve", str(out / "testset.jsonl"), "--index", str(out / "index"), "-o",
+                                    str(retrieved), "-k", "2"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    scored = CliRunner().invoke(cli, ["score", str(retrieved), "-m", "hit@2", "-o", str(tmp_path / "s"), "-q"],
+                                catch_exceptions=False)
+    assert scored.exit_code == 0
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["metrics"]["hit@2"]["mean"] == 1.0  # the filter kept only questions whose source is in the top 2
