@@ -51,6 +51,10 @@ class CallStats:
     def __add__(self, other: CallStats) -> CallStats:
         return CallStats(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
+    def __sub__(self, other: CallStats) -> CallStats:
+        """The work done between two readings of a running total."""
+        return CallStats(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -99,7 +99,7 @@ class Usage:
         return self.kit.judge.totals
 
     def since(self, mark: Any) -> dict[str, Any]:
-        used = _minus(self.kit.judge.totals, mark)
+        used = self.kit.judge.totals - mark
         self.total = used if self.total is None else self.total + used
         return _rounded(used.as_dict())
 
@@ -148,12 +148,6 @@ class JudgeMetric:
 
     def _one(self, sample: Sample, lang: str) -> Outcome:
         raise NotImplementedError
-
-
-def _minus(a: Any, b: Any) -> Any:
-    from dataclasses import fields
-
-    return type(a)(*(getattr(a, f.name) - getattr(b, f.name) for f in fields(a)))
 
 
 def _rounded(stats: dict[str, Any]) -> dict[str, Any]:
