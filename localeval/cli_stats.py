@@ -7,7 +7,6 @@ main group in cli.py.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -16,7 +15,7 @@ import click
 from .cli_errors import user_errors
 from .errors import LocalevalError
 from .calibration import PPI_METHOD, calibration_report
-from .output import format_table
+from .output import format_table, write_text_atomic
 
 if TYPE_CHECKING:
     from .compare import Comparison
@@ -26,9 +25,7 @@ CALIBRATION_FILE = "calibration.json"
 
 def _write_json(path: Path, payload: Mapping[str, Any]) -> None:
     """Atomic, NaN-free: a half-written or NaN-bearing report is worse than none."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(payload, ensure_ascii=False, allow_nan=False, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    write_text_atomic(path, json.dumps(payload, ensure_ascii=False, allow_nan=False, indent=2) + "\n")
 
 
 def _fmt(value: Any, digits: int = 4) -> str:

@@ -8,13 +8,14 @@ start the next one, so a fact that straddles a boundary still appears whole in o
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 from .errors import InputError
 from .loading import iter_jsonl
-from .metrics.judging import split_sentences
+from .text import join_sentences, split_sentences
 
 TEXT_SUFFIXES = (".txt", ".md")
 
@@ -67,21 +68,13 @@ def _pack(sentences: list[str], size: int, overlap: int) -> Iterator[str]:
     length = 0
     for sentence in sentences:
         if current and length + len(sentence) > size:
-            yield _join(current)
+            yield functools.reduce(join_sentences, current)
             current = current[-overlap:] if overlap and len(current) > overlap else []
             length = sum(len(s) + 1 for s in current)
         current.append(sentence)
         length += len(sentence) + 1
     if current:
-        yield _join(current)
-
-
-def _join(sentences: list[str]) -> str:
-    """English sentences with a space, Chinese ones without."""
-    out = sentences[0]
-    for sentence in sentences[1:]:
-        out += ("" if out[-1] in "。！？；" else " ") + sentence
-    return out
+        yield functools.reduce(join_sentences, current)
 
 
 def _read_text(path: Path) -> str:

@@ -8,7 +8,6 @@ lacks a file must fail here, loudly, rather than trigger a download on a machine
 from __future__ import annotations
 
 import os
-import re
 import warnings
 from pathlib import Path
 from typing import Sequence
@@ -16,13 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import ModelError
-
-_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def has_cjk(text: str) -> bool:
-    return _CJK_RE.search(text) is not None
-
+from .text import has_cjk
 
 class Embedder:
     """Encodes texts to unit vectors with a sentence-transformers model folder."""

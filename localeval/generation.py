@@ -14,7 +14,6 @@ resumable through the judge cache.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import numpy as np
 
 from .corpus import Chunk, chunk_documents, read_corpus
 from .metrics.judging import JudgeKit, JudgeOptions
-from .output import dumps
+from .output import dumps, write_text_atomic
 from .progress import Progress
 from .vector_index import ChunkIndex, doc_rank
 
@@ -150,19 +149,12 @@ def _prompt_version(kit: JudgeKit, name: str) -> str:
 
 
 def _write(out_dir: Path, kept: list[dict], negatives: list[dict], report: dict, index: ChunkIndex) -> None:
-    """Temp files renamed at the end, so a failed run leaves no half test set."""
+    """Each file replaced whole, the report last, so a failed run leaves no half test set."""
     out_dir.mkdir(parents=True, exist_ok=True)
     index.save(out_dir / INDEX_DIR)
-    files = {TESTSET_FILE: "".join(dumps(r) + "\n" for r in kept),
-             NEGATIVES_FILE: "".join(dumps(r) + "\n" for r in negatives),
-             REPORT_FILE: json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n"}
-    temps = {}
-    for name, text in files.items():
-        temp = out_dir / f".{name}.{os.getpid()}.tmp"
-        temp.write_text(text, encoding="utf-8")
-        temps[temp] = out_dir / name
-    for temp, final in temps.items():
-        os.replace(temp, final)
+    write_text_atomic(out_dir / TESTSET_FILE, "".join(dumps(r) + "\n" for r in kept))
+    write_text_atomic(out_dir / NEGATIVES_FILE, "".join(dumps(r) + "\n" for r in negatives))
+    write_text_atomic(out_dir / REPORT_FILE, json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
 def retrieve(testset: Path, index_dir: Path, out: Path, k: int = 5, embedder: str | None = None) -> int:
@@ -174,11 +166,10 @@ def retrieve(testset: Path, index_dir: Path, out: Path, k: int = 5, embedder: st
     kit = JudgeKit(JudgeOptions(embedder=embedder))
     samples = list(read_samples(testset))
     hits = index.search(kit.embedder.encode([s.question for s in samples]), k)
-    temp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    with temp.open("w", encoding="utf-8") as handle:
-        for sample, found in zip(samples, hits):
-            record = dict(sample.record)
-            record["contexts"] = [{"id": c.doc_id, "text": c.text, "chunk_id": c.id, "score": round(s, 6)} for c, s in found]
-            handle.write(dumps(record) + "\n")
-    os.replace(temp, out)
+    rows = []
+    for sample, found in zip(samples, hits):
+        record = dict(sample.record)
+        record["contexts"] = [{"id": c.doc_id, "text": c.text, "chunk_id": c.id, "score": round(s, 6)} for c, s in found]
+        rows.append(dumps(record) + "\n")
+    write_text_atomic(out, "".join(rows))
     return len(samples)

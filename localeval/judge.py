@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
@@ -25,15 +24,15 @@ from typing import Any, Iterator
 from . import models
 from .errors import JudgeError
 from .judge_cache import JudgeCache
+from .output import write_text_atomic
 from .prompts import RenderedPrompt, validate
+from .text import join_sentences, split_sentences
 
 # Used only when a GGUF file carries no chat template; both registered judges use ChatML.
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-# English stops need a following space (so "3.14" stays whole); Chinese ones do not.
-SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*|\n+")
 HASH_MEMO = "model_hashes.json"
 
 
@@ -127,12 +126,11 @@ class Judge:
         a single over-long sentence is cut by characters. Callers window long contexts with this."""
         if max_tokens < 1:
             raise JudgeError(f"cannot split text into windows of {max_tokens} tokens; the prompt leaves no room")
-        sentences = [s for s in SENTENCE_END.split(text) if s and s.strip()]
         pieces: list[str] = []
         current = ""
-        for sentence in sentences:
+        for sentence in split_sentences(text):
             for part in self._cut_long(sentence, max_tokens):
-                joined = f"{current} {part}" if current and not _is_cjk_join(current, part) else current + part
+                joined = join_sentences(current, part)
                 if current and self.count_tokens(joined) > max_tokens:
                     pieces.append(current)
                     current = part
@@ -372,9 +370,7 @@ class Judge:
             memo = {}
         if key not in memo:
             memo[key] = models.sha256_of(path)
-            temp = memo_file.with_suffix(".tmp")
-            temp.write_text(json.dumps(memo, indent=1, sort_keys=True), encoding="utf-8")
-            os.replace(temp, memo_file)
+            write_text_atomic(memo_file, json.dumps(memo, indent=1, sort_keys=True))
         return memo[key]
 
     def close(self) -> None:
@@ -401,7 +397,3 @@ def _model_params(**overrides: Any) -> Iterator[None]:
     finally:
         lib.llama_model_default_params = original
 
-
-def _is_cjk_join(left: str, right: str) -> bool:
-    """Chinese sentences are joined without a space; English ones with one."""
-    return bool(re.search(r"[\u3000-\u9fff\uff00-\uffef]$", left) or re.match(r"[\u3000-\u9fff\uff00-\uffef]", right))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ModelError
+from .output import write_text_atomic
 
 REPO_MODELS = Path(__file__).resolve().parent.parent / "models"
 REGISTRY_FILE = REPO_MODELS / "registry.json"
@@ -237,9 +238,7 @@ def _write_stamp(spec: ModelSpec, root: Path) -> None:
     stat = spec.hashed_path(root).stat()
     stamps = _read_stamp(root)
     stamps[spec.name] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": spec.sha256}
-    temp = root / f"{STAMP_FILE}.tmp"
-    temp.write_text(json.dumps(stamps, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(temp, root / STAMP_FILE)
+    write_text_atomic(root / STAMP_FILE, json.dumps(stamps, indent=2, sort_keys=True))
 
 
 def _remove(path: Path) -> None:

@@ -19,6 +19,13 @@ SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write beside the target, then rename: readers see the old file or the new one, never half of one."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+
+
 def dumps(obj: Any) -> str:
     """JSON that refuses NaN/Infinity: a non-finite number is a bug to surface, not a value to write."""
     return json.dumps(obj, ensure_ascii=False, allow_nan=False)

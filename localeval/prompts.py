@@ -24,13 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import JudgeError, LocalevalError
+from .text import CJK
 
 PACKAGED_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 LANGS = ("en", "zh")
 KINDS = ("json", "yes_no", "choice")
 ROLE_LINE = re.compile(r"^###\s*(system|user|assistant)\s*$", re.MULTILINE)
-# Han ideographs (with extension A and compatibility), kana and CJK punctuation count as CJK.
-CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 ZH_SHARE = 0.2
 

@@ -23,7 +23,8 @@ from typing import Any, Sequence
 
 from ..records import Sample
 from .base import Measurement, Outcome, Skipped
-from .judging import THRESHOLD, JudgeMetric, split_sentences, statements_of, support
+from ..text import split_sentences
+from .judging import THRESHOLD, JudgeMetric, statements_of, support
 
 
 class ContextRelevance(JudgeMetric):

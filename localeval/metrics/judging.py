@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -22,8 +21,6 @@ from .base import Measurement, Outcome, Skipped
 THRESHOLD = 0.5
 #: Words per atomic fact, for the cap on the statements list (see statements_of).
 WORDS_PER_FACT = 5
-# Sentence ends: English punctuation followed by space, Chinese punctuation, or a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；])|\n+")
 
 
 @dataclass(frozen=True)
@@ -52,6 +49,7 @@ class JudgeKit:
     options: JudgeOptions = field(default_factory=JudgeOptions)
     _judge: Any = None
     _embedder: Any = None
+    _prompts: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @property
     def judge(self) -> Any:
@@ -77,9 +75,12 @@ class JudgeKit:
         return detect_lang(f"{sample.question}\n{sample.answer or ''}", self.options.lang)
 
     def prompt(self, name: str, lang: str, **variables: Any) -> Any:
-        from ..prompts import load_prompt
+        """Each prompt file is read and parsed once per run, not once per judge call."""
+        if (name, lang) not in self._prompts:
+            from ..prompts import load_prompt
 
-        return load_prompt(name, lang, self.options.prompts_dir).render(**variables)
+            self._prompts[name, lang] = load_prompt(name, lang, self.options.prompts_dir)
+        return self._prompts[name, lang].render(**variables)
 
     def model_info(self) -> dict[str, Any]:
         """Which judge produced the numbers (only when it was loaded)."""
@@ -153,11 +154,6 @@ class JudgeMetric:
 def _rounded(stats: dict[str, Any]) -> dict[str, Any]:
     """Seconds vary run to run; round them so details stay readable (the values are never compared)."""
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in stats.items()}
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of English or Chinese text, stripped, empty ones dropped; a decimal point is not an end."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
 def joined(passages: Sequence[Context]) -> str:
