@@ -34,6 +34,14 @@ CHATML = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 HASH_MEMO = "model_hashes.json"
+# llama-cpp-python's schema-to-GBNF converter lets a JSON string hold raw control characters (its `char`
+# rule is [^"\\] | escape). A model that writes a newline inside a string then never produces parseable
+# JSON, and one that wanders into ``` fences stays inside the string until maxLength. The rule below is
+# JSON's own: no raw control characters, so a newline can only come as the escape \n.
+LOOSE_CHAR_RULE = 'char ::= [^"\\\\] |'
+JSON_CHAR_RULE = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |'
+#: Part of every json call's cache key: cached outputs of an older grammar are not reused.
+GRAMMAR_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -164,7 +172,7 @@ class Judge:
             raise JudgeError(f"prompt '{prompt.name}' has no schema; pass one or add 'schema:' to its front matter")
         max_tokens = max_tokens or prompt.max_tokens
         text = self.render(prompt)
-        settings = {"kind": "json", "schema": schema, "max_tokens": max_tokens}
+        settings = {"kind": "json", "schema": schema, "max_tokens": max_tokens, "grammar": GRAMMAR_VERSION}
         hit = self._cached(prompt, text, settings)
         if hit is not None:
             return hit
@@ -317,10 +325,12 @@ class Judge:
     def _grammar(self, schema: dict[str, Any]) -> Any:
         from llama_cpp import LlamaGrammar
 
-        text = json.dumps(schema, sort_keys=True)
-        if text not in self._grammars:
-            self._grammars[text] = LlamaGrammar.from_json_schema(text, verbose=False)
-        return self._grammars[text]
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            # The schema's own key order, not a sorted one: the grammar fixes the order in which the model
+            # must write the keys, and the prompt's examples show them in the schema's order.
+            self._grammars[key] = LlamaGrammar.from_string(strict_json_gbnf(json.dumps(schema)), verbose=False)
+        return self._grammars[key]
 
     def _chat_formatter(self) -> Any:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -376,6 +386,13 @@ class Judge:
     def close(self) -> None:
         self.llm.close()
         self.cache.close()
+
+
+def strict_json_gbnf(schema_json: str) -> str:
+    """The GBNF of llama-cpp-python's converter with JSON's string rule (see JSON_CHAR_RULE)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    return json_schema_to_gbnf(schema_json).replace(LOOSE_CHAR_RULE, JSON_CHAR_RULE)
 
 
 @contextmanager

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from localeval.errors import JudgeError
-from localeval.judge import CallStats, Judge
+from localeval.judge import JSON_CHAR_RULE, LOOSE_CHAR_RULE, CallStats, Judge, strict_json_gbnf
 from localeval.judge_cache import JudgeCache
 from localeval.prompts import PromptError, detect_lang, load_prompt
 
@@ -270,3 +270,20 @@ def test_importing_the_judge_does_not_load_llama_cpp() -> None:
     code = "import sys, localeval.judge, localeval.prompts; print('llama_cpp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_json_grammar_forbids_raw_control_characters_in_strings() -> None:
+    """Found by bench/ragas_compare.py: Qwen wrote a raw newline inside a question, the loose rule let it,
+    and the output never parsed. The grammar must only allow what json.loads accepts."""
+    from llama_cpp import LlamaGrammar
+
+    schema = {"type": "object", "properties": {"questions": {"type": "array", "items": {"type": "string", "maxLength": 20}},
+                                               "noncommittal": {"type": "boolean"}}}
+    gbnf = strict_json_gbnf(json.dumps(schema))
+    assert LOOSE_CHAR_RULE not in gbnf
+    assert [line for line in gbnf.splitlines() if line.startswith("char ::=")] == [
+        JSON_CHAR_RULE + ' "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])']
+    # the converter keeps the key order it is given (Judge._grammar passes the schema's own), and llama.cpp accepts it
+    root = next(line for line in gbnf.splitlines() if line.startswith("root ::="))
+    assert root.index("questions-kv") < root.index("noncommittal-kv")
+    LlamaGrammar.from_string(gbnf, verbose=False)
