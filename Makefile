@@ -38,9 +38,26 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q
 
-bench: install
+# Ragas lives in its own venv so that its dependencies never touch localeval's (bench/ragas_compare.py).
+RAGAS_VENV := bench/.venv-ragas
+RAGAS_DEPS := $(RAGAS_VENV)/.deps-installed
+# The judge for the Ragas comparison: SmolLM2 by default (~20 min); BENCH_JUDGE=qwen2.5-coder-1.5b-instruct-q4_k_m
+# BENCH_ARGS="--ares 2 --halueval 4" for the default judge.
+BENCH_JUDGE ?= smollm2-135m-instruct-q4_1
+BENCH_ARGS  ?=
+
+$(RAGAS_DEPS): bench/requirements-ragas.txt
+	test -x $(RAGAS_VENV)/bin/python || $(PYTHON) -m venv $(RAGAS_VENV)
+	$(RAGAS_VENV)/bin/python -m pip install --quiet "torch==2.13.0"
+	$(RAGAS_VENV)/bin/python -m pip install --quiet -r bench/requirements-ragas.txt
+	touch $@
+
+bench: install $(RAGAS_DEPS)
 	$(BIN)/python bench/retrieval_bench.py
 	$(BIN)/python bench/streaming_bench.py --rows 1000000
+	$(BIN)/python bench/llama_ceiling.py
+	$(BIN)/python bench/llama_ceiling.py --judge smollm2-135m-instruct-q4_1
+	RAGAS_DO_NOT_TRACK=true $(BIN)/python bench/ragas_compare.py --judge $(BENCH_JUDGE) $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache
+	rm -rf $(VENV) $(RAGAS_VENV) $(OUT) .pytest_cache
