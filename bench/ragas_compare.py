@@ -86,6 +86,11 @@ def load_slice(data: Path, n_ares: int, n_halueval: int) -> list[dict[str, Any]]
     return rows
 
 
+def input_record(row: dict[str, Any]) -> dict[str, Any]:
+    """What both tools get to see of a slice row: its labels and provenance stay with the harness."""
+    return {k: v for k, v in row.items() if k not in ("labels", "source")}
+
+
 def _majority(values: Any) -> int:
     counts = Counter(int(v) for v in values)
     return 1 if counts[1] >= counts[0] else 0
@@ -114,8 +119,7 @@ def run_localeval(rows: list[dict[str, Any]], judge: str | None, n_ctx: int, thr
                 if not share_cache:
                     kit.judge.cache.close()
                     kit.judge.cache = JudgeCache(Path(tmp) / f"judge-{i}.sqlite")
-                sample = sample_from_record({k: v for k, v in row.items() if k not in ("labels", "source")},
-                                            "<slice>", i)
+                sample = sample_from_record(input_record(row), "<slice>", i)
                 start = time.perf_counter()
                 [result] = measure_batch([sample], metrics, tally)
                 seconds = time.perf_counter() - start
@@ -152,8 +156,7 @@ def run_ragas(rows: list[dict[str, Any]], model: Path, embedder: Path, n_ctx: in
     if not python.exists():
         raise SystemExit(f"error: {python} is missing; `make bench` creates it (bench/requirements-ragas.txt)")
     data = workdir / "slice.jsonl"
-    data.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("labels", "source")}) + "\n"
-                            for r in rows), encoding="utf-8")
+    data.write_text("".join(json.dumps(input_record(r)) + "\n" for r in rows), encoding="utf-8")
     out = workdir / "ragas.jsonl"
     env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     port = _free_port()

@@ -325,12 +325,12 @@ class Judge:
     def _grammar(self, schema: dict[str, Any]) -> Any:
         from llama_cpp import LlamaGrammar
 
-        key = json.dumps(schema, sort_keys=True)
-        if key not in self._grammars:
-            # The schema's own key order, not a sorted one: the grammar fixes the order in which the model
-            # must write the keys, and the prompt's examples show them in the schema's order.
-            self._grammars[key] = LlamaGrammar.from_string(strict_json_gbnf(json.dumps(schema)), verbose=False)
-        return self._grammars[key]
+        # The schema's own key order, not a sorted one: the grammar fixes the order in which the model must
+        # write the keys, and the prompt's examples show them in the schema's order.
+        text = json.dumps(schema)
+        if text not in self._grammars:
+            self._grammars[text] = LlamaGrammar.from_string(strict_json_gbnf(text), verbose=False)
+        return self._grammars[text]
 
     def _chat_formatter(self) -> Any:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
