@@ -33,7 +33,7 @@ models: $(DEPS)
 # All metrics on 8 bundled samples (English and Chinese) with the default 1.5B judge: about 5 minutes on
 # 2 CPU cores the first time; the judge cache (.localeval-cache/) makes a re-run take seconds.
 demo: install
-	$(BIN)/localeval score localeval/examples/rag_demo.jsonl --metrics all --out $(OUT)/demo
+	$(BIN)/localeval score localeval/resources/examples/rag_demo.jsonl --metrics all --out $(OUT)/demo
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from localeval.agreement import agreement, choose_threshold  # noqa: E402
-from localeval.evaluation import score_file  # noqa: E402
+from localeval.stats.agreement import agreement, choose_threshold  # noqa: E402
+from localeval.pipeline import score_file  # noqa: E402
 from localeval.metrics import JudgeOptions, MetricOptions  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"

@@ -27,8 +27,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from localeval.judge import CallStats, Judge  # noqa: E402
-from localeval.prompts import detect_lang, load_prompt  # noqa: E402
+from localeval.judge import CallStats, Judge, load_judge  # noqa: E402
+from localeval.judge.prompts import detect_lang, load_prompt  # noqa: E402
 
 DATA = Path("/work/shared/data/ares_gold_dev.jsonl")
 
@@ -78,9 +78,10 @@ def run(model: str | None, rows: list[dict[str, Any]], reuse: bool, threads: int
     """A fresh judge with a temporary cache; one untimed forward pass first pages the weights in."""
     with tempfile.TemporaryDirectory(prefix="localeval-judge-bench-") as tmp:
         started = time.perf_counter()
-        judge = Judge(model, cache=Path(tmp) / "judge.sqlite", n_threads=threads, n_ctx=n_ctx, reuse_prefix=reuse)
-        judge.llm.eval(judge.llm.tokenize(b"Warm up.", add_bos=True))
-        judge.llm.reset()
+        judge = load_judge(model, cache=Path(tmp) / "judge.sqlite", n_threads=threads, n_ctx=n_ctx, reuse_prefix=reuse)
+        llm = judge.backend.llm
+        llm.eval(llm.tokenize(b"Warm up.", add_bos=True))
+        llm.reset()
         load = time.perf_counter() - started
         scores, stats = score_rows(judge, rows)
         judge.close()

@@ -25,7 +25,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from localeval.judge import Judge, physical_cores  # noqa: E402
+from localeval.judge import Judge, load_judge  # noqa: E402
+from localeval.settings import physical_cores  # noqa: E402
 
 FILLER = ("The committee reviewed the quarterly report, noted the figures for each region, and asked the "
           "authors to explain the changes since the previous year in plain language. ")
@@ -33,7 +34,7 @@ FILLER = ("The committee reviewed the quarterly report, noted the figures for ea
 
 def measure(judge: Judge, prompt_tokens: int, gen_tokens: int, repeats: int) -> dict[str, Any]:
     """Best-of-`repeats` rates; best rather than mean because the other core's noise only ever slows."""
-    llm = judge.llm
+    llm = judge.backend.llm
     words = llm.tokenize((FILLER * (prompt_tokens // 20 + 2)).encode(), add_bos=True)[:prompt_tokens]
     prompt_s, gen_s = [], []
     for _ in range(repeats):
@@ -54,10 +55,10 @@ def measure(judge: Judge, prompt_tokens: int, gen_tokens: int, repeats: int) -> 
 def ceiling(judge_name: str | None, *, n_ctx: int = 4096, threads: int | None = None, prompt_tokens: int = 512,
             gen_tokens: int = 64, repeats: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        judge = Judge(judge_name, n_ctx=n_ctx, n_threads=threads, cache=Path(tmp) / "judge.sqlite")
+        judge = load_judge(judge_name, n_ctx=n_ctx, n_threads=threads, cache=Path(tmp) / "judge.sqlite")
         try:
             figures = measure(judge, prompt_tokens, gen_tokens, repeats)
-            figures.update(model=judge.model_path.name, threads=threads or physical_cores(), n_ctx=n_ctx)
+            figures.update(model=judge.backend.model_path.name, threads=threads or physical_cores(), n_ctx=n_ctx)
         finally:
             judge.close()
     return figures

@@ -28,9 +28,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from localeval.calibration import calibration_report  # noqa: E402
-from localeval.ppi import ppi_mean_ci  # noqa: E402
-from localeval.runs import load_labels, load_run, parse_mapping  # noqa: E402
+from localeval.stats.calibration import calibration_report  # noqa: E402
+from localeval.stats.ppi import ppi_mean_ci  # noqa: E402
+from localeval.data.labels import load_labels  # noqa: E402
+from localeval.results.runs import load_run  # noqa: E402
+from localeval.settings import parse_pairs  # noqa: E402
 
 GOLD = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "ares_gold_dev.jsonl"
 LABEL_KEYS = ("context_relevance", "answer_faithfulness", "answer_relevance")
@@ -83,7 +85,7 @@ def main() -> int:
         with labels_path.open("w", encoding="utf-8") as handle:
             for i in labelled:
                 handle.write(json.dumps({"id": gold[i]["id"], **{k: gold[i][k] for k in LABEL_KEYS}}) + "\n")
-        mapping = parse_mapping(args.label_column)
+        mapping = parse_pairs(args.label_column, "--label-column", "COLUMN=KEY")
         labels = load_labels(labels_path, run, mapping)
         report = calibration_report(run, labels)
 

@@ -48,12 +48,12 @@ sys.path.insert(0, str(REPO / "bench"))
 from llama_ceiling import ceiling  # noqa: E402
 
 from localeval import models  # noqa: E402
-from localeval.aggregate import Summary  # noqa: E402
-from localeval.evaluation import measure_batch  # noqa: E402
-from localeval.judge import physical_cores  # noqa: E402
-from localeval.judge_cache import JudgeCache  # noqa: E402
+from localeval.results.aggregate import Summary  # noqa: E402
+from localeval.pipeline import measure_batch  # noqa: E402
+from localeval.settings import physical_cores  # noqa: E402
+from localeval.judge.cache import JudgeCache  # noqa: E402
 from localeval.metrics import JudgeOptions, MetricOptions, build_metrics  # noqa: E402
-from localeval.records import sample_from_record  # noqa: E402
+from localeval.data.records import sample_from_record  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
 RAGAS_VENV = REPO / "bench" / ".venv-ragas"

@@ -34,9 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from localeval.metrics.base import Measurement  # noqa: E402
-from localeval.metrics.retrieval import retrieval_metric  # noqa: E402
-from localeval.records import Context, Sample  # noqa: E402
-from localeval.trec import read_qrels, read_run, samples_from_trec  # noqa: E402
+from localeval.metrics import MetricOptions, build_metrics  # noqa: E402
+from localeval.data.records import Context, Sample  # noqa: E402
+from localeval.data.trec import read_qrels, read_run, samples_from_trec  # noqa: E402
 
 # localeval name -> ranx name; both evaluate the whole ranking for mrr and ap.
 RANX_NAMES = {
@@ -88,7 +88,7 @@ def bench_localeval(qids, ranked, qrels, batch: int) -> tuple[float, float, dict
     ]
     built = time.perf_counter() - start
 
-    metrics = [retrieval_metric(name) for name in RANX_NAMES]
+    metrics = build_metrics(list(RANX_NAMES), MetricOptions())
     values = {m.name: np.empty(len(samples)) for m in metrics}
     start = time.perf_counter()
     for lo in range(0, len(samples), batch):
@@ -249,7 +249,7 @@ def part_cranfield(directory: Path) -> bool:
     print(f"   {'metric':14} {'localeval':>14} {'trec_eval':>14} {'max |diff|':>11}  skipped")
     ok = True
     for name in measures:
-        outcomes = retrieval_metric(name).measure(samples)
+        outcomes = build_metrics(name)[0].measure(samples)
         mine = {s.id: o.values[name] for s, o in zip(samples, outcomes) if isinstance(o, Measurement)}
         skipped = len(samples) - len(mine)
         diff = max(abs(v - theirs[name][qid]) for qid, v in mine.items())

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from localeval.evaluation import score_file
+from localeval.pipeline import score_file
 
 
 def write_test_set(path: Path, rows: int, seed: int) -> None:

@@ -27,6 +27,10 @@ class InputError(LocalevalError):
         return f"{where}: {what}"
 
 
+class OptionError(LocalevalError):
+    """An option value that cannot work (a malformed KEY=VALUE pair, a threshold on an unknown column)."""
+
+
 class MetricNameError(LocalevalError):
     """A metric name in --metrics that localeval does not know."""
 

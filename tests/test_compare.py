@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-from localeval.agreement import agreement, choose_threshold, confusion_matrix
-from localeval.calibration import ppi_summary
-from localeval.cli_stats import calibrate, compare
-from localeval.compare import compare_runs, paired_bootstrap_means
+from localeval.stats.agreement import agreement, choose_threshold, confusion_matrix
+from localeval.stats.calibration import ppi_summary
+from localeval.cli.calibrate import calibrate
+from localeval.cli.compare import compare
+from localeval.stats.compare import compare_runs, paired_bootstrap_means
 from localeval.errors import InputError
-from localeval.runs import load_labels, load_run
+from localeval.data.labels import load_labels
+from localeval.results.runs import load_run
 from tests.conftest import write_jsonl
 
 # Hand-worked example. At t = 0.5 the judge says yes to samples 0, 1, 4, 6:

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from localeval.cli import cli
-from localeval.corpus import Document, chunk_documents, read_corpus
+from localeval.testset.corpus import Document, chunk_documents, read_corpus
 from localeval.errors import InputError
 from localeval.text import split_sentences
-from localeval.vector_index import ChunkIndex, doc_rank
+from localeval.testset.index import ChunkIndex, doc_rank
 
 pytestmark = pytest.mark.filterwarnings("ignore:embedder 'all-minilm-l6-v2' is trained on en only")
 

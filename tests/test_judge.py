@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from localeval.errors import JudgeError
-from localeval.judge import JSON_CHAR_RULE, LOOSE_CHAR_RULE, CallStats, Judge, strict_json_gbnf
-from localeval.judge_cache import JudgeCache
-from localeval.prompts import PromptError, detect_lang, load_prompt
+from localeval.judge import CallStats, Judge, load_judge
+from localeval.judge.grammar import JSON_CHAR_RULE, LOOSE_CHAR_RULE, strict_json_gbnf
+from localeval.judge.cache import JudgeCache
+from localeval.judge.prompts import PromptError, detect_lang, load_prompt
 
 MODEL = "smollm2-135m-instruct-q4_1"
 # A tight schema keeps SmolLM2's (repetitive) generations short, so the batch runs in seconds.
@@ -31,7 +32,7 @@ EIFFEL = "The Eiffel Tower is in Paris. It was completed in 1889. It is made of 
 def make_judge(cache: Path) -> Judge:
     # One thread: OpenMP workers spin-wait, so two threads on a 2-core machine shared with other jobs
     # run ~10x slower than one (measured 15 vs 104 prompt tok/s).
-    return Judge(MODEL, cache=cache, n_ctx=2048, n_threads=1)
+    return load_judge(MODEL, cache=cache, n_ctx=2048, n_threads=1)
 
 
 @pytest.fixture(scope="module")
@@ -115,10 +116,10 @@ def test_cache_hit_makes_no_model_call_and_survives_a_new_instance(tmp_path: Pat
     first.close()
     assert (s1.calls, s1.cache_hits) == (1, 0) and (s2.calls, s2.cache_hits) == (0, 1)
     again = make_judge(cache)
-    n_before = again.llm.n_tokens
+    n_before = again.backend.llm.n_tokens
     p3, s3 = again.yes_probability(prompt)
     assert (s3.calls, s3.cache_hits, s3.prompt_tokens) == (0, 1, 0)
-    assert again.llm.n_tokens == n_before == 0  # the model evaluated nothing
+    assert again.backend.llm.n_tokens == n_before == 0  # the model evaluated nothing
     assert p1 == p2 == p3
     again.close()
 
@@ -135,13 +136,13 @@ def test_own_model_file_is_hashed_once_and_memoised(tmp_path: Path, monkeypatch:
         os.link(spec.path(), own)  # same bytes under a path the registry does not know
     except OSError:
         shutil.copyfile(spec.path(), own)
-    first = Judge(own, cache=tmp_path / "c" / "judge.sqlite", n_ctx=512, n_threads=1)
+    first = load_judge(own, cache=tmp_path / "c" / "judge.sqlite", n_ctx=512, n_threads=1)
     assert first.model_sha256 == spec.sha256
     first.close()
     memo = json.loads((tmp_path / "c" / "model_hashes.json").read_text(encoding="utf-8"))
     assert list(memo.values()) == [spec.sha256] and str(own.resolve()) in next(iter(memo))
     monkeypatch.setattr(models, "sha256_of", lambda path: pytest.fail("hashed again despite the memo"))
-    second = Judge(own, cache=tmp_path / "c" / "judge.sqlite", n_ctx=512, n_threads=1)
+    second = load_judge(own, cache=tmp_path / "c" / "judge.sqlite", n_ctx=512, n_threads=1)
     assert second.model_sha256 == spec.sha256
     second.close()
 
@@ -254,7 +255,7 @@ def test_cache_refuses_a_newer_schema(tmp_path: Path) -> None:
 
 
 def test_cache_location_follows_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from localeval.judge_cache import default_cache_path
+    from localeval.judge.cache import default_cache_path
 
     monkeypatch.setenv("LOCALEVAL_CACHE", str(tmp_path / "x.sqlite"))
     assert default_cache_path() == tmp_path / "x.sqlite"
@@ -267,7 +268,7 @@ def test_importing_the_judge_does_not_load_llama_cpp() -> None:
     import subprocess
     import sys
 
-    code = "import sys, localeval.judge, localeval.prompts; print('llama_cpp' in sys.modules)"
+    code = "import sys, localeval.judge, localeval.judge.prompts, localeval.cli; print('llama_cpp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from localeval.ppi import classical_mean_ci, power_tuned_lambda, ppi_mean_ci, z_quantile
+from localeval.stats.ppi import classical_mean_ci, power_tuned_lambda, ppi_mean_ci, z_quantile
 
 # A small fixed data set; the expected numbers below were computed with ppi_py 0.2.3
 # (`ppi_mean_ci(Y, Yhat, Yhat_unlabeled, alpha=0.05, lam=...)`, `ppi_mean_pointestimate`, `classical_mean_ci`)

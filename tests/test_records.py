@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from localeval.errors import InputError
-from localeval.loading import read_samples, validate_file
-from localeval.records import Context, sample_from_record
+from localeval.data.loading import read_samples, validate_file
+from localeval.data.records import Context, sample_from_record
 
 from .conftest import write_jsonl
 

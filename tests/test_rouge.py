@@ -7,7 +7,7 @@ from rouge_score import rouge_scorer
 
 from localeval.metrics.base import Measurement
 from localeval.metrics.rouge import CJKTokenizer, RougeL
-from localeval.records import sample_from_record
+from localeval.data.records import sample_from_record
 
 
 def rouge(reference: str, contexts: list[str], stemmer: bool = True) -> dict[str, float]:

@@ -16,16 +16,27 @@ from typing import Any
 
 import numpy as np
 
-from ..records import Sample
-from .base import Measurement, Outcome
-from .judging import JudgeKit, JudgeMetric
+from ..data.records import Sample
+from ..judge.facade import RATINGS, Ask
+from ..judge.kit import JudgeKit
+from .base import Measurement, MetricContext, Outcome
+from .judged import Flow, JudgeMetric
+from .registry import MetricOption, register_metric
 
-RATINGS = ("1", "2", "3", "4", "5")
 
-
+@register_metric
 class AnswerRelevance(JudgeMetric):
+    """Ragas' answer relevancy: similarity of questions the judge generates from the answer to the question."""
+
     name = "answer_relevance"
     requires = ("answer",)
+    groups = ("ragas", "judge")
+    options = (MetricOption("n_questions", 3, "answer_relevance: questions the judge generates from the answer.",
+                            minimum=1, maximum=5),)
+
+    @classmethod
+    def create(cls, context: MetricContext, k: int | None) -> AnswerRelevance:
+        return cls(context.kit, n_questions=context.options["n_questions"])
 
     def __init__(self, kit: JudgeKit, n_questions: int = 3) -> None:
         if n_questions < 1:
@@ -36,11 +47,12 @@ class AnswerRelevance(JudgeMetric):
     def settings(self) -> dict[str, Any]:
         return {"n_questions": self.n, "embedder": self.kit.options.embedder or "default", **super().settings()}
 
-    def _one(self, sample: Sample, lang: str) -> Outcome:
+    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         prompt = self.kit.prompt("questions", lang, answer=sample.answer or "", n=self.n)
         schema = copy.deepcopy(prompt.schema)
         schema["properties"]["questions"].update(minItems=self.n, maxItems=self.n)
-        value, _ = self.kit.judge.json(prompt, schema=schema)
+        (answer,) = yield [Ask.json(prompt, schema)]
+        value = answer.value
         generated = [q.strip() for q in value["questions"]]
         noncommittal = bool(value["noncommittal"])
         vectors = self.kit.embedder.encode([sample.question, *generated])
@@ -53,16 +65,20 @@ class AnswerRelevance(JudgeMetric):
         )
 
 
+@register_metric
 class AnswerRelevanceRating(JudgeMetric):
+    """The judge's expected 1-5 rating of how directly and completely the answer answers the question."""
+
     name = "answer_relevance_rating"
     requires = ("answer",)
 
     def settings(self) -> dict[str, Any]:
         return {"scale": "1-5, (E-1)/4", **super().settings()}
 
-    def _one(self, sample: Sample, lang: str) -> Outcome:
+    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         prompt = self.kit.prompt("relevance_rating", lang, question=sample.question, answer=sample.answer or "")
-        dist, _ = self.kit.judge.choice_distribution(prompt, list(RATINGS))
+        (answer,) = yield [Ask.choice(prompt, RATINGS)]
+        dist = answer.value
         expected = sum(int(k) * p for k, p in dist.items())
         return Measurement(
             {"answer_relevance_rating": rating_score(expected)},

@@ -8,9 +8,12 @@ only sees samples that carry its fields.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
-from ..records import Sample
+from ..data.records import Sample
+
+if TYPE_CHECKING:
+    from ..judge.kit import JudgeKit
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,15 @@ class Skipped:
 
 
 Outcome = Measurement | Skipped
+
+
+@dataclass(frozen=True)
+class MetricContext:
+    """What a metric's `create(context, k)` receives: every metric option's value (by name) and the models
+    the run shares (the judge and embedder load on first use)."""
+
+    options: Mapping[str, Any]
+    kit: JudgeKit
 
 
 class Metric(Protocol):

@@ -21,29 +21,35 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..records import Sample
-from .base import Measurement, Outcome, Skipped
+from ..data.records import Sample
+from ..judge.facade import Ask
 from ..text import split_sentences
-from .judging import THRESHOLD, JudgeMetric, statements_of, support
+from .base import Measurement, Outcome, Skipped
+from .judged import THRESHOLD, Flow, JudgeMetric
+from .registry import register_metric
+from .steps import statements_of, support
 
 
+@register_metric
 class ContextRelevance(JudgeMetric):
+    """Share of the contexts' sentences the judge lists as needed to answer the question."""
+
     name = "context_relevance"
     requires = ("contexts",)
 
-    def _one(self, sample: Sample, lang: str) -> Outcome:
+    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         sentences = [s for c in sample.contexts or () for s in split_sentences(c.text)]
         if not sentences:
             return Skipped("contexts have no text")
-        judge = self.kit.judge
         needed: set[int] = set()
         out_of_range = 0
         windows = self._windows(sentences, lang, sample.question)
-        for start, stop in windows:
-            numbered = "\n".join(f"{i - start + 1}. {sentences[i]}" for i in range(start, stop))
-            prompt = self.kit.prompt("context_sentences", lang, question=sample.question, sentences=numbered)
-            value, _ = judge.json(prompt)
-            for number in value["relevant"]:
+        prompts = [self.kit.prompt("context_sentences", lang, question=sample.question,
+                                   sentences="\n".join(f"{i - start + 1}. {sentences[i]}" for i in range(start, stop)))
+                   for start, stop in windows]
+        answers = yield [Ask.json(prompt) for prompt in prompts]
+        for (start, stop), answer in zip(windows, answers):
+            for number in answer.value["relevant"]:
                 if 1 <= number <= stop - start:
                     needed.add(start + number - 1)
                 else:
@@ -70,37 +76,44 @@ class ContextRelevance(JudgeMetric):
         return windows
 
 
+@register_metric
 class ContextPrecision(JudgeMetric):
+    """Rank-weighted precision of the chunks the judge finds useful for the (reference) answer."""
+
     name = "context_precision"
+    groups = ("ragas", "judge")
     requires = ("contexts",)
 
-    def _one(self, sample: Sample, lang: str) -> Outcome:
+    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         target, against = (sample.reference, "reference") if sample.reference else (sample.answer, "answer")
         if not target:
             return Skipped("missing field 'reference' (or 'answer')")
         if not sample.contexts:
             return Skipped("no contexts retrieved")
-        probs = []
-        for context in sample.contexts:
-            prompt = self.kit.prompt("context_useful", lang, question=sample.question, target=target,
-                                     target_kind=against, context=context.text)
-            p, _ = self.kit.judge.yes_probability(prompt)
-            probs.append(p)
+        answers = yield [Ask.yes_no(self.kit.prompt("context_useful", lang, question=sample.question, target=target,
+                                                    target_kind=against, context=context.text))
+                         for context in sample.contexts]
+        probs = [answer.value for answer in answers]
         relevant = [p >= THRESHOLD for p in probs]
         return Measurement({self.name: precision_weighted(relevant)},
                            {"useful": [{"p": round(p, 6), "relevant": r} for p, r in zip(probs, relevant)],
                             "against": against})
 
 
+@register_metric
 class ContextRecall(JudgeMetric):
+    """Share of the reference answer's statements attributable to the contexts."""
+
     name = "context_recall"
+    groups = ("ragas", "judge")
     requires = ("contexts", "reference")
 
-    def _one(self, sample: Sample, lang: str) -> Outcome:
-        statements = statements_of(self.kit, lang, sample.question, sample.reference or "")
+    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+        statements = yield from statements_of(self.kit, lang, sample.question, sample.reference or "")
         if not statements:
             return Skipped("no checkable statement in the reference")
-        probs, windows = support(self.kit, lang, statements, sample.contexts) if sample.contexts else ([0.0] * len(statements), 0)
+        probs, windows = ((yield from support(self.kit, lang, statements, sample.contexts)) if sample.contexts
+                          else ([0.0] * len(statements), 0))
         attributable = [p >= THRESHOLD for p in probs]
         return Measurement({self.name: sum(attributable) / len(statements)},
                            {"statements": [{"text": t, "p": round(p, 6), "attributable": a}

@@ -17,16 +17,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import Sample
-from .base import Measurement, Outcome, Skipped
-from .judging import THRESHOLD, JudgeKit, JudgeMetric, passages_for, statements_of, support
+from ..data.records import Sample
+from ..judge.kit import JudgeKit
+from .base import Measurement, MetricContext, Outcome, Skipped
+from .judged import THRESHOLD, Flow, JudgeMetric
+from .registry import MetricOption, register_metric
+from .steps import passages_for, statements_of, support
 
 AGAINST = ("contexts", "reference_docs")
 
 
+@register_metric
 class Faithfulness(JudgeMetric):
+    """Share of the answer's statements supported by the contexts (or reference documents)."""
+
     name = "faithfulness"
     columns = ("faithfulness", "faithfulness.soft")
+    groups = ("ragas", "judge")
+    options = (MetricOption("faithfulness_against", "contexts", "Check the answer's statements against the "
+                            "retrieved contexts or the reference documents.", choices=AGAINST),)
+
+    @classmethod
+    def create(cls, context: MetricContext, k: int | None) -> Faithfulness:
+        return cls(context.kit, against=context.options["faithfulness_against"])
 
     def __init__(self, kit: JudgeKit, against: str = "contexts") -> None:
         if against not in AGAINST:
@@ -38,12 +51,12 @@ class Faithfulness(JudgeMetric):
     def settings(self) -> dict[str, Any]:
         return {"against": self.against, **super().settings()}
 
-    def _one(self, sample: Sample, lang: str) -> Outcome:
-        statements = statements_of(self.kit, lang, sample.question, sample.answer or "")
+    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+        statements = yield from statements_of(self.kit, lang, sample.question, sample.answer or "")
         if not statements:
             return Skipped("no checkable statement in the answer")
         passages = passages_for(sample, self.against)
-        probs, windows = support(self.kit, lang, statements, passages) if passages else ([0.0] * len(statements), 0)
+        probs, windows = (yield from support(self.kit, lang, statements, passages)) if passages else ([0.0] * len(statements), 0)
         supported = [p >= THRESHOLD for p in probs]
         return Measurement(
             {"faithfulness": sum(supported) / len(statements), "faithfulness.soft": sum(probs) / len(probs)},

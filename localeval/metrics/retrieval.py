@@ -23,15 +23,14 @@ retrieval metrics are requested together.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import MetricNameError
-from ..records import Sample
-from .base import Measurement, Metric, Outcome, Skipped
+from ..data.records import Sample
+from .base import Measurement, MetricContext, Outcome, Skipped
+from .registry import MetricOption, register_metric
 
 #: Reason given for queries without any relevant judged document (see the module docstring).
 NO_RELEVANT = "no relevant reference documents"
@@ -156,11 +155,18 @@ class _RankMetric:
 
     base: str = ""
     requires: tuple[str, ...] = REQUIRES
+    cutoff = "required"
+    default_k: int | None = 5
+    groups: tuple[str, ...] = ("retrieval", "classical")
 
     def __init__(self, k: int | None) -> None:
         self.k = k
         self.name = self.base if k is None else f"{self.base}@{k}"
         self.columns = (self.name,)
+
+    @classmethod
+    def create(cls, context: MetricContext, k: int | None) -> _RankMetric:
+        return cls(k)  # type: ignore[call-arg]
 
     def settings(self) -> dict[str, Any]:
         return {"k": self.k}
@@ -190,6 +196,7 @@ class _RankMetric:
         return f"<{type(self).__name__} {self.name}>"
 
 
+@register_metric
 class Precision(_RankMetric):
     """precision@k = (relevant documents in the top k) / k — trec_eval `P.k`.
 
@@ -198,6 +205,7 @@ class Precision(_RankMetric):
     """
 
     base = "precision"
+    aliases = ("p",)
 
     def __init__(self, k: int) -> None:
         super().__init__(_check_k(k))
@@ -206,10 +214,12 @@ class Precision(_RankMetric):
         return self._relevant(batch).sum(axis=1) / float(self.k)  # type: ignore[arg-type]
 
 
+@register_metric
 class Recall(_RankMetric):
     """recall@k = (relevant documents in the top k) / (relevant documents in the judgments) — trec_eval `recall.k`."""
 
     base = "recall"
+    aliases = ("r",)
 
     def __init__(self, k: int) -> None:
         super().__init__(_check_k(k))
@@ -218,10 +228,12 @@ class Recall(_RankMetric):
         return self._relevant(batch).sum(axis=1) / batch.num_rel
 
 
+@register_metric
 class Hit(_RankMetric):
     """hit@k = 1 if any relevant document is in the top k, else 0 — trec_eval `success.k`."""
 
     base = "hit"
+    aliases = ("success", "hit_rate")
 
     def __init__(self, k: int) -> None:
         super().__init__(_check_k(k))
@@ -230,6 +242,7 @@ class Hit(_RankMetric):
         return self._relevant(batch).any(axis=1).astype(np.float64)
 
 
+@register_metric
 class ReciprocalRank(_RankMetric):
     """mrr = 1 / rank of the first relevant document, 0 if none is retrieved — trec_eval `recip_rank`.
 
@@ -238,6 +251,9 @@ class ReciprocalRank(_RankMetric):
     """
 
     base = "mrr"
+    aliases = ("rr", "recip_rank")
+    cutoff = "optional"
+    default_k = None
 
     def __init__(self, k: int | None = None) -> None:
         super().__init__(_check_k(k, optional=True))
@@ -250,6 +266,7 @@ class ReciprocalRank(_RankMetric):
         return np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
 
 
+@register_metric
 class AveragePrecision(_RankMetric):
     """ap = sum over relevant retrieved ranks r of precision@r, divided by the relevant documents in
     the judgments — trec_eval `map` (per query). `ap@k` only sums ranks <= k but keeps the same
@@ -257,6 +274,9 @@ class AveragePrecision(_RankMetric):
     """
 
     base = "ap"
+    aliases = ("map", "map_cut")
+    cutoff = "optional"
+    default_k = None
 
     def __init__(self, k: int | None = None) -> None:
         super().__init__(_check_k(k, optional=True))
@@ -267,6 +287,7 @@ class AveragePrecision(_RankMetric):
         return (precision_at * relevant).sum(axis=1) / batch.num_rel
 
 
+@register_metric
 class NDCG(_RankMetric):
     """ndcg@k = DCG@k / ideal DCG@k, with DCG@k = sum over ranks r <= k of gain(grade_r) / log2(r + 1).
 
@@ -277,12 +298,19 @@ class NDCG(_RankMetric):
     """
 
     base = "ndcg"
+    aliases = ("ndcg_cut",)
+    options = (MetricOption("ndcg_gain", "linear", "NDCG gain: the grade itself (trec_eval) or 2^grade - 1 (Burges).",
+                            choices=GAINS),)
 
     def __init__(self, k: int, gain: str = "linear") -> None:
         if gain not in GAINS:
             raise ValueError(f"gain must be one of {', '.join(GAINS)}, got {gain!r}")
         super().__init__(_check_k(k))
         self.gain = gain
+
+    @classmethod
+    def create(cls, context: MetricContext, k: int | None) -> NDCG:
+        return cls(k, context.options["ndcg_gain"])  # type: ignore[arg-type]
 
     def settings(self) -> dict[str, Any]:
         return {"k": self.k, "gain": self.gain}
@@ -297,59 +325,3 @@ class NDCG(_RankMetric):
         dcg = (gains / _discount(gains.shape[1])).sum(axis=1)
         idcg = (ideal / _discount(ideal.shape[1])).sum(axis=1)
         return dcg / np.where(idcg > 0, idcg, 1.0)
-
-
-_FAMILIES: dict[str, tuple[type[_RankMetric], bool]] = {
-    # base name: (class, whether "@k" is required)
-    "precision": (Precision, True),
-    "recall": (Recall, True),
-    "hit": (Hit, True),
-    "mrr": (ReciprocalRank, False),
-    "ap": (AveragePrecision, False),
-    "ndcg": (NDCG, True),
-}
-
-# Names users bring from trec_eval, ir_measures or ranx, answered with ours instead of "unknown metric".
-_ALIASES = {
-    "p": "precision",
-    "r": "recall",
-    "success": "hit",
-    "hit_rate": "hit",
-    "rr": "mrr",
-    "recip_rank": "mrr",
-    "map": "ap",
-    "map_cut": "ap",
-    "ndcg_cut": "ndcg",
-}
-
-_CUTOFF = re.compile(r"[1-9][0-9]*")
-
-
-def retrieval_metric(name: str, gain: str = "linear") -> Metric | None:
-    """The retrieval metric called `name` ("ndcg@10", "mrr", ...), or None if `name` is none of ours.
-
-    Malformed retrieval names raise MetricNameError stating the expected format, so "ndcg@0" or
-    "precision" fail loudly instead of falling through to "unknown metric". `gain` applies to ndcg only.
-    """
-    base, at, cutoff = name.partition("@")
-    if base not in _FAMILIES:
-        lowered = base.lower()
-        ours = lowered if lowered in _FAMILIES else _ALIASES.get(lowered)
-        if ours is None:
-            return None
-        suggestion = ours + (at + cutoff if at else "")
-        raise MetricNameError(f"'{name}' is not a localeval metric name; did you mean '{suggestion}'?")
-
-    cls, needs_k = _FAMILIES[base]
-    forms = f"'{base}@K'" if needs_k else f"'{base}' or '{base}@K'"
-    expected = f"expected {forms} where K is a positive integer, e.g. '{base}@10'"
-    if not at:
-        if needs_k:
-            raise MetricNameError(f"'{name}' needs a cutoff: {expected}")
-        return cls(None)  # type: ignore[call-arg]
-    if not _CUTOFF.fullmatch(cutoff):
-        note = " (0 does not mean 'all')" if cutoff.strip("0") == "" and cutoff else ""
-        raise MetricNameError(f"'{name}' has an invalid cutoff {cutoff!r}: {expected}{note}")
-    if cls is NDCG:
-        return NDCG(int(cutoff), gain)
-    return cls(int(cutoff))  # type: ignore[call-arg]

@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ..records import Sample
-from .base import Measurement, Outcome
+from ..data.records import Sample
+from ..text import CJK_LETTERS as _CJK_CHARS
+from .base import Measurement, MetricContext, Outcome
+from .registry import MetricOption, register_metric
 
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _TOKEN_RE = re.compile(f"[{_CJK_CHARS}]|[^\\W_{_CJK_CHARS}]+")
 _ASCII_WORD_RE = re.compile(r"^[a-z0-9]+$")
 
@@ -41,12 +42,19 @@ class CJKTokenizer:
         return [self._stemmer.stem(t) if len(t) > 3 and _ASCII_WORD_RE.match(t) else t for t in tokens]
 
 
+@register_metric
 class RougeL:
-    """`rouge_l`: columns rouge_l.precision, rouge_l.recall, rouge_l.f."""
+    """ROUGE-L of the retrieved contexts against the reference answer (CJK-aware tokens)."""
 
     name = "rouge_l"
     requires = ("contexts", "reference")
     columns = ("rouge_l.precision", "rouge_l.recall", "rouge_l.f")
+    groups = ("classical",)
+    options = (MetricOption("rouge_stemmer", True, "Porter-stem English words before ROUGE-L."),)
+
+    @classmethod
+    def create(cls, context: MetricContext, k: int | None) -> RougeL:
+        return cls(use_stemmer=context.options["rouge_stemmer"])
 
     def __init__(self, use_stemmer: bool = True) -> None:
         from rouge_score import rouge_scorer  # imports nltk and scipy: seconds, so only when ROUGE-L is asked for

@@ -1,4 +1,4 @@
-"""Writing results: samples.jsonl, summary.json, summary.csv, and the table printed at the end.
+"""Writing results: samples.jsonl, summary.json and summary.csv.
 
 All files are first written beside their final names and renamed into place only once every one of
 them is complete, so an interrupted or failed run never leaves a half-written result that looks whole.
@@ -8,27 +8,16 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Iterable
+from typing import Any
+
+from ..files import dumps, temp_name
 
 SAMPLES_FILE = "samples.jsonl"
 SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write beside the target, then rename: readers see the old file or the new one, never half of one."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
-
-
-def dumps(obj: Any) -> str:
-    """JSON that refuses NaN/Infinity: a non-finite number is a bug to surface, not a value to write."""
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False)
 
 
 class ResultWriter:
@@ -42,7 +31,7 @@ class ResultWriter:
 
     def _open_temp(self, name: str) -> io.TextIOWrapper:
         final = self.out_dir / name
-        temp = self.out_dir / f".{name}.{os.getpid()}.tmp"
+        temp = temp_name(final)
         self._pending[temp] = final
         return temp.open("w", encoding="utf-8", newline="\n")
 
@@ -57,7 +46,7 @@ class ResultWriter:
     def commit(self, summary: dict[str, Any]) -> None:
         self._rows.close()
         with self._open_temp(SUMMARY_JSON) as handle:
-            handle.write(json.dumps(summary, ensure_ascii=False, allow_nan=False, indent=2) + "\n")
+            handle.write(dumps(summary, indent=2) + "\n")
         with self._open_temp(SUMMARY_CSV) as handle:
             handle.write(summary_csv(summary["metrics"]))
         for temp, final in self._pending.items():
@@ -89,42 +78,6 @@ def summary_csv(metrics: dict[str, dict[str, Any]]) -> str:
         reasons = ";".join(f"{reason}={count}" for reason, count in entry["skipped"].items())
         writer.writerow([column, _num(entry["mean"]), _num(entry["std"]), entry["n"], entry["n_skipped"], reasons])
     return buffer.getvalue()
-
-
-def summary_table(metrics: dict[str, dict[str, Any]]) -> str:
-    """The table the CLI prints: aligned columns, 4 decimals, '-' where no sample was scored."""
-    rows = [(column, _fmt(e["mean"]), _fmt(e["std"]), str(e["n"]), str(e["n_skipped"])) for column, e in metrics.items()]
-    return "\n".join([format_table(("metric", "mean", "std", "n", "skipped"), rows)] + _reason_lines(metrics.values()))
-
-
-def format_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    """Plain-text table: first column left-aligned, the others right-aligned, a rule under the header."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = []
-    for i, row in enumerate([header, *rows]):
-        cells = [row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:])]
-        lines.append("  ".join(cells).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _reason_lines(entries: Iterable[dict[str, Any]]) -> list[str]:
-    """Skip reasons once per metric, and metrics with the same reasons on one line."""
-    by_reasons: dict[tuple[tuple[str, int], ...], list[str]] = {}
-    for entry in entries:
-        reasons = tuple(entry["skipped"].items())
-        if reasons and entry["metric"] not in by_reasons.get(reasons, []):
-            by_reasons.setdefault(reasons, []).append(entry["metric"])
-    lines = []
-    for reasons, metrics in by_reasons.items():
-        listed = ", ".join(f"{count} {reason}" for reason, count in reasons)
-        lines.append(f"skipped for {', '.join(metrics)}: {listed}")
-    return ([""] + lines) if lines else []
-
-
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
 
 
 def _num(value: float | None) -> str:

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .errors import InputError
-from .loading import iter_jsonl
-from .text import join_sentences, split_sentences
+from ..data.loading import iter_jsonl
+from ..errors import InputError
+from ..files import read_text
+from ..text import join_sentences, split_sentences
 
 TEXT_SUFFIXES = (".txt", ".md")
 
@@ -39,7 +40,7 @@ class Chunk:
 def read_corpus(path: Path) -> list[Document]:
     """Documents from a folder (recursively, sorted, so ids and order are stable) or a JSONL file."""
     if path.is_dir():
-        docs = [Document(str(f.relative_to(path)), _read_text(f)) for f in sorted(path.rglob("*"))
+        docs = [Document(str(f.relative_to(path)), read_text(f)) for f in sorted(path.rglob("*"))
                 if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES]
     elif path.is_file():
         docs = list(_jsonl_documents(path))
@@ -75,13 +76,6 @@ def _pack(sentences: list[str], size: int, overlap: int) -> Iterator[str]:
         length += len(sentence) + 1
     if current:
         yield functools.reduce(join_sentences, current)
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(str(path), None, None, f"is not valid UTF-8 (byte {exc.start})") from None
 
 
 def _jsonl_documents(path: Path) -> Iterator[Document]:

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from .errors import InputError
+from ..errors import InputError
+from ..files import check_readable, decoded_lines
 from .records import Sample, sample_from_record
 
 #: CSV columns that hold JSON (lists or objects); the rest are plain text.
@@ -33,8 +34,7 @@ def detect_format(path: Path) -> str:
 
 def iter_records(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> Iterator[tuple[int, Any]]:
     """Yield (line number, decoded record) pairs; decoding errors name the file and line."""
-    if not path.is_file():
-        raise InputError(str(path), None, None, "no such file")
+    check_readable(path)
     fmt = fmt or detect_format(path)
     if fmt == "jsonl":
         if columns:
@@ -75,21 +75,8 @@ def _first_line_of(path: Path, fmt: str | None, columns: Mapping[str, str] | Non
     return 0
 
 
-def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Lines decoded as strict UTF-8, so mojibake is reported instead of scored."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    str(path), number, None, f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
-                ) from None
-            yield number, text
-
-
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    for number, text in _decoded_lines(path):
+    for number, text in decoded_lines(path):
         if not text.strip():
             continue
         try:
@@ -103,7 +90,7 @@ def _iter_csv(path: Path, columns: dict[str, str]) -> Iterator[tuple[int, Any]]:
     for field_name in columns:
         if field_name not in CSV_FIELDS:
             raise InputError(str(path), None, None, f"--column: '{field_name}' is not a field; use one of {', '.join(CSV_FIELDS)}")
-    lines = (text for _, text in _decoded_lines(path))
+    lines = (text for _, text in decoded_lines(path))
     reader = csv.reader(lines, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
     try:
         header = next(reader)

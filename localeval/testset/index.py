@@ -15,8 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from .corpus import Chunk
-from .errors import InputError
 
 INDEX_FILE = "chunks.faiss"
 CHUNKS_FILE = "chunks.jsonl"

@@ -1,7 +1,7 @@
 """The scoring pipeline: samples → metrics in batches → rows and a streaming summary.
 
-Data flows one way: load and validate (loading.py / records.py) → measure (metrics/) → aggregate
-(aggregate.py) → write (output.py). A file is validated in full before any metric runs, so a bad record
+Data flows one way: load and validate (data/) → measure (metrics/, judge/) → aggregate
+(results/aggregate.py) → write (results/writer.py). A file is validated in full before any metric runs, so a bad record
 on the last line stops the run before anything expensive happens and before anything is written.
 """
 
@@ -15,13 +15,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .aggregate import Summary
+from .data.loading import read_samples, validate_file
+from .data.records import Sample, sample_from_record
 from .errors import InputError
-from .loading import read_samples, validate_file
 from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
-from .output import ResultWriter
 from .progress import Progress
-from .records import Sample, sample_from_record
+from .results.aggregate import Summary
+from .results.writer import ResultWriter
 
 DEFAULT_METRICS = "classical"
 BATCH_SIZE = 256
@@ -76,7 +76,7 @@ def score_file(
 ) -> dict[str, Any]:
     """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary.
 
-    With `labels`, the summary also holds the prediction-powered estimates (see calibration.ppi_summary).
+    With `labels`, the summary also holds the prediction-powered estimates (see stats.calibration.ppi_summary).
     `progress` reports samples done, rate and time left on stderr.
     """
     built = build_metrics(metrics, options)
@@ -94,7 +94,7 @@ def score_trec(
     options: MetricOptions | None = None,
 ) -> dict[str, Any]:
     """trec_eval's use case: a run file against qrels; only queries in both are scored (trec_eval without -c)."""
-    from .trec import read_qrels, read_run, samples_from_trec
+    from .data.trec import read_qrels, read_run, samples_from_trec
 
     built = build_metrics(metrics, options)
     samples, counts = samples_from_trec(read_run(run_path), read_qrels(qrels_path))
@@ -116,7 +116,7 @@ def _score_into(
             progress.close()
         summary = build_summary(tally, metrics, source, extra)
         if labels is not None:
-            from .calibration import ppi_summary
+            from .stats.calibration import ppi_summary
 
             summary["ppi"] = ppi_summary(writer.rows_so_far(), labels.path, labels.columns)
         writer.commit(summary)

@@ -23,10 +23,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .errors import JudgeError, LocalevalError
-from .text import CJK
-
-PACKAGED_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+from ..errors import JudgeError, LocalevalError
+from ..resources import prompts_dir as packaged_prompts_dir
+from ..text import CJK
 LANGS = ("en", "zh")
 KINDS = ("json", "yes_no", "choice")
 ROLE_LINE = re.compile(r"^###\s*(system|user|assistant)\s*$", re.MULTILINE)
@@ -121,7 +120,7 @@ def load_prompt(name: str, lang: str, prompts_dir: str | Path | None = None) -> 
     candidates = []
     if prompts_dir is not None:
         candidates.append(Path(prompts_dir) / lang / f"{name}.md")
-    candidates.append(PACKAGED_PROMPTS / lang / f"{name}.md")
+    candidates.append(packaged_prompts_dir() / lang / f"{name}.md")
     for path in candidates:
         if path.is_file():
             return parse_prompt(path.read_text(encoding="utf-8"), path, lang)

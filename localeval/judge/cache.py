@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
-from .errors import JudgeError
+from ..errors import JudgeError
+from ..settings import CACHE_ENV, current
 
 # Bump when the meaning of a stored value changes (e.g. how probabilities are normalised): old entries
 # then simply stop matching.
 CACHE_FORMAT_VERSION = 1
-CACHE_ENV = "LOCALEVAL_CACHE"
-DEFAULT_RELATIVE = Path(".localeval-cache") / "judge.sqlite"
 
 # Forward-only migrations: MIGRATIONS[i] takes the database from user_version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -43,8 +41,7 @@ MIGRATIONS: list[str] = [
 
 def default_cache_path() -> Path:
     """$LOCALEVAL_CACHE (a file path) if set, else .localeval-cache/judge.sqlite under the current directory."""
-    env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else Path.cwd() / DEFAULT_RELATIVE
+    return current().cache_path
 
 
 def make_key(**parts: Any) -> str:

@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
+from ..files import decoded_lines
 from .records import Context, Sample
 
-Run = dict[str, list[tuple[str, float]]]
+TrecRun = dict[str, list[tuple[str, float]]]
 Qrels = dict[str, dict[str, float]]
 
 _RUN_FORMAT = "'qid Q0 docno rank score tag'"
@@ -33,13 +35,13 @@ _QRELS_FORMAT = "'qid 0 docno grade' (or a TSV with the header 'query-id corpus-
 _TSV_HEADER = ["query-id", "corpus-id", "score"]
 
 
-def read_run(path: str | os.PathLike[str]) -> Run:
+def read_run(path: str | os.PathLike[str]) -> TrecRun:
     """{qid: [(docno, score), ...]} in file order; ranking happens in `samples_from_trec`.
 
     The rank and tag columns are not interpreted (trec_eval ignores them), but must be present.
     """
     source = os.fspath(path)
-    run: Run = {}
+    run: TrecRun = {}
     for line_no, fields in _lines(source):
         if len(fields) != 6:
             raise InputError(source, line_no, None, f"expected 6 whitespace-separated fields {_RUN_FORMAT}, got {len(fields)}")
@@ -137,16 +139,7 @@ def _grade(text: str, source: str, line_no: int) -> float:
 
 def _lines(source: str) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) for each non-blank line; bytes are decoded per line so a bad one is located."""
-    try:
-        handle = open(source, "rb")
-    except OSError as error:
-        raise InputError(source, None, None, f"cannot read: {error.strerror or error}") from None
-    with handle:
-        for line_no, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(source, line_no, None, "is not valid UTF-8") from None
-            fields = text.split()
-            if fields:
-                yield line_no, fields
+    for line_no, text in decoded_lines(Path(source)):
+        fields = text.split()
+        if fields:
+            yield line_no, fields

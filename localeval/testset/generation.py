@@ -13,18 +13,18 @@ resumable through the judge cache.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..files import dumps, write_json_atomic, write_text_atomic
+from ..judge.kit import JudgeKit
+from ..judge.options import JudgeOptions
+from ..progress import Progress
 from .corpus import Chunk, chunk_documents, read_corpus
-from .metrics.judging import JudgeKit, JudgeOptions
-from .output import dumps, write_text_atomic
-from .progress import Progress
-from .vector_index import ChunkIndex, doc_rank
+from .index import ChunkIndex, doc_rank
 
 TESTSET_FILE = "testset.jsonl"
 NEGATIVES_FILE = "negatives.jsonl"
@@ -81,7 +81,7 @@ def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bo
     report = {
         "corpus": str(corpus), "documents": len(docs), "chunks": len(chunks), **counts,
         "options": {k: v for k, v in asdict(options).items() if k != "judge"}, "judge": options.judge.settings(),
-        **kit.model_info(), "prompts": {"generate_question": _prompt_version(kit, "generate_question")},
+        **kit.model_info(), "prompts": {"generate_question": kit.prompt_version("generate_question", "en")},
         "judge_usage": kit.judge.totals.as_dict(),
     }
     for row in kept:
@@ -103,7 +103,7 @@ def _sample(chunks: list[Chunk], n: int | None, rng: np.random.Generator) -> lis
 
 
 def _question_for(kit: JudgeKit, chunk: Chunk) -> tuple[str, str, str] | None:
-    from .prompts import detect_lang
+    from ..judge.prompts import detect_lang
 
     lang = detect_lang(chunk.text, kit.options.lang)
     value, _ = kit.judge.json(kit.prompt("generate_question", lang, passage=chunk.text))
@@ -141,35 +141,10 @@ def _negatives(kit: JudgeKit, sample_id: str, question: str, answer: str, source
     return rows
 
 
-def _prompt_version(kit: JudgeKit, name: str) -> str:
-    from .prompts import load_prompt
-
-    prompt = load_prompt(name, "en", kit.options.prompts_dir)
-    return f"{prompt.name}@{prompt.version}"
-
-
 def _write(out_dir: Path, kept: list[dict], negatives: list[dict], report: dict, index: ChunkIndex) -> None:
     """Each file replaced whole, the report last, so a failed run leaves no half test set."""
     out_dir.mkdir(parents=True, exist_ok=True)
     index.save(out_dir / INDEX_DIR)
     write_text_atomic(out_dir / TESTSET_FILE, "".join(dumps(r) + "\n" for r in kept))
     write_text_atomic(out_dir / NEGATIVES_FILE, "".join(dumps(r) + "\n" for r in negatives))
-    write_text_atomic(out_dir / REPORT_FILE, json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
-
-
-def retrieve(testset: Path, index_dir: Path, out: Path, k: int = 5, embedder: str | None = None) -> int:
-    """Fill `contexts` with the index's top-k chunks ({id: document id, text}), a baseline retriever."""
-    from .loading import read_samples, validate_file
-
-    validate_file(testset)
-    index = ChunkIndex.load(index_dir)
-    kit = JudgeKit(JudgeOptions(embedder=embedder))
-    samples = list(read_samples(testset))
-    hits = index.search(kit.embedder.encode([s.question for s in samples]), k)
-    rows = []
-    for sample, found in zip(samples, hits):
-        record = dict(sample.record)
-        record["contexts"] = [{"id": c.doc_id, "text": c.text, "chunk_id": c.id, "score": round(s, 6)} for c, s in found]
-        rows.append(dumps(record) + "\n")
-    write_text_atomic(out, "".join(rows))
-    return len(samples)
+    write_json_atomic(out_dir / REPORT_FILE, report)

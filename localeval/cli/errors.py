@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import click
 
-from .errors import LocalevalError
+from ..errors import LocalevalError
 
 EXIT_USER_ERROR = 2
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .errors import InputError
+from ..errors import InputError
 
 #: Keys localeval adds to each output row; an input record may not use them.
 OUTPUT_KEYS = ("metrics", "details", "skipped")

@@ -30,9 +30,10 @@ from typing import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import InputError, LocalevalError
+from ..data.labels import Labels
+from ..errors import InputError, LocalevalError
+from ..results.runs import ScoredRun
 from .ppi import ppi_mean_ci
-from .runs import Labels, Run
 
 DEFAULT_BOOTSTRAP = 10_000
 #: Elements of the (pairs × resamples × samples) block gathered at once; bounds memory to ~32 MB.
@@ -78,7 +79,7 @@ class Comparison:
         return asdict(self)
 
 
-def align(runs: Sequence[Run]) -> list[str]:
+def align(runs: Sequence[ScoredRun]) -> list[str]:
     """The common ids, in the first run's order; differing id sets are an error naming the missing ids."""
     first = runs[0]
     reference = set(first.ids)
@@ -106,7 +107,7 @@ def paired_bootstrap_means(diffs: NDArray[np.float64], n_boot: int, rng: np.rand
 
 
 def compare_runs(
-    runs: Sequence[Run],
+    runs: Sequence[ScoredRun],
     columns: Sequence[str] | None = None,
     n_boot: int = DEFAULT_BOOTSTRAP,
     confidence: float = 0.95,
@@ -136,7 +137,7 @@ def compare_runs(
                       seed=seed, columns=results)
 
 
-def _compare_column(runs: Sequence[Run], ids: list[str], column: str, n_boot: int, confidence: float, seed: int,
+def _compare_column(runs: Sequence[ScoredRun], ids: list[str], column: str, n_boot: int, confidence: float, seed: int,
                     labels: Mapping[str, Labels], lower_better: bool) -> ColumnComparison:
     values = np.stack([run.values(column, ids) for run in runs])
     scored = ~np.isnan(values).any(axis=0)

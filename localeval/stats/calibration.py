@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 if TYPE_CHECKING:  # numpy is imported inside the functions so that `localeval --help` stays instant
     import numpy as np
 
-    from .runs import Labels, Run
+    from ..data.labels import Labels
+    from ..results.runs import ScoredRun
 
 PPI_METHOD = "PPI++ mean (Angelopoulos, Duchi, Zrnic 2023), power-tuned lambda in [0, 1], CLT interval"
 
 
-def calibration_report(run: Run, labels: Labels, confidence: float = 0.95, lam_mode: str = "min_variance") -> dict[str, Any]:
+def calibration_report(run: ScoredRun, labels: Labels, confidence: float = 0.95, lam_mode: str = "min_variance") -> dict[str, Any]:
     """Per labelled column: agreement at 0.5, the chosen threshold, and the PPI block (see `_ppi_block`)."""
     import numpy as np
 
@@ -49,7 +50,8 @@ def ppi_summary(samples_path: Path, labels_path: Path, label_columns: Mapping[st
                 confidence: float = 0.95, lam_mode: str = "min_variance") -> dict[str, Any]:
     """The block `score --labels` adds to summary.json: per labelled column, the PPI estimate, its interval,
     the labels-only interval and the naive judge mean."""
-    from .runs import load_labels, load_run
+    from ..data.labels import load_labels
+    from ..results.runs import load_run
 
     run = load_run(Path(samples_path))
     labels = load_labels(Path(labels_path), run, label_columns)
@@ -62,7 +64,7 @@ def ppi_summary(samples_path: Path, labels_path: Path, label_columns: Mapping[st
     }
 
 
-def _labelled_pairs(run: Run, column: str, by_id: Mapping[str, int]) -> tuple[list[str], list[int], list[float]]:
+def _labelled_pairs(run: ScoredRun, column: str, by_id: Mapping[str, int]) -> tuple[list[str], list[int], list[float]]:
     """Labelled ids the judge scored, with label and score (a judge skip drops the pair, counted above)."""
     import numpy as np
 
@@ -77,7 +79,7 @@ def _labelled_pairs(run: Run, column: str, by_id: Mapping[str, int]) -> tuple[li
     return ids, y, f
 
 
-def _unusable(run: Run, column: str, labelled_ids: list[str]) -> str | None:
+def _unusable(run: ScoredRun, column: str, labelled_ids: list[str]) -> str | None:
     import numpy as np
 
     values = run.columns[column]
@@ -89,7 +91,7 @@ def _unusable(run: Run, column: str, labelled_ids: list[str]) -> str | None:
     return None
 
 
-def _ppi_block(run: Run, column: str, by_id: Mapping[str, int], y: np.ndarray, f: np.ndarray, confidence: float,
+def _ppi_block(run: ScoredRun, column: str, by_id: Mapping[str, int], y: np.ndarray, f: np.ndarray, confidence: float,
                lam_mode: str) -> dict[str, Any]:
     """PPI on the run's unlabelled scored samples; labelled rows are the rectifier set (disjoint, as PPI assumes)."""
     import numpy as np

@@ -1,0 +1,88 @@
+"""Option groups several commands share, written once: the judge and embedder options, and one flag per
+registered metric option (derived from the metric registry, so a new metric's option needs no CLI edit).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from ..errors import OptionError
+from ..judge.options import JudgeOptions
+from ..settings import parse_pairs
+
+Command = Callable[..., Any]
+
+
+def judge_options(command: Command) -> Command:
+    """The judge and embedder options of every command that runs the judge; they arrive as **judge."""
+    options = [
+        click.option("--judge", help="Judge: a registered name (see `localeval models list`) or a .gguf file. "
+                     "Default: the registry's default judge. Env: LOCALEVAL_JUDGE."),
+        click.option("--embedder", help="Embedding model: a registered name or a sentence-transformers folder. "
+                     "Env: LOCALEVAL_EMBEDDER."),
+        click.option("--gpu-layers", type=int, default=0, show_default=True,
+                     help="Layers to offload to the GPU (-1: all); needs llama-cpp-python built with CUDA or Metal."),
+        click.option("--n-ctx", type=click.IntRange(min=512), default=4096, show_default=True,
+                     help="Judge context window in tokens; longer contexts are split into windows."),
+        click.option("--threads", type=click.IntRange(min=1), help="CPU threads for the judge (default: physical cores)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Judge seed (decoding is greedy)."),
+        click.option("--cache", type=click.Path(path_type=Path),
+                     help="Judge cache file (SQLite). Default: $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite."),
+        click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, path_type=Path),
+                     help="Folder with your own prompt files (en/NAME.md, zh/NAME.md); missing ones fall back to ours."),
+        click.option("--lang", type=click.Choice(["en", "zh"]), help="Prompt language for every sample (default: detected per sample)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def judge_settings(judge: str | None = None, embedder: str | None = None, gpu_layers: int = 0, n_ctx: int = 4096,
+                   threads: int | None = None, seed: int = 0, cache: Path | None = None, prompts_dir: Path | None = None,
+                   lang: str | None = None) -> JudgeOptions:
+    """The **judge keyword arguments of `judge_options` as JudgeOptions."""
+    return JudgeOptions(judge=judge, embedder=embedder, n_ctx=n_ctx, n_threads=threads, gpu_layers=gpu_layers,
+                        seed=seed, cache=str(cache) if cache else None,
+                        prompts_dir=str(prompts_dir) if prompts_dir else None, lang=lang)
+
+
+def metric_options(command: Command) -> Command:
+    """One flag per metric option in the registry; the values arrive as keyword arguments by option name."""
+    from ..metrics.registry import options
+
+    for option in reversed(list(options().values())):
+        if isinstance(option.default, bool):
+            flag = f"{option.flag}/--no-{option.flag[2:]}"
+            command = click.option(flag, option.name, default=option.default, show_default=True, help=option.help)(command)
+        elif option.choices is not None:
+            command = click.option(option.flag, option.name, type=click.Choice(list(option.choices)), default=option.default,
+                                   show_default=True, help=option.help)(command)
+        elif isinstance(option.default, int):
+            command = click.option(option.flag, option.name, type=click.IntRange(option.minimum, option.maximum),
+                                   default=option.default, show_default=True, help=option.help)(command)
+        else:
+            command = click.option(option.flag, option.name, default=option.default, show_default=True,
+                                   help=option.help)(command)
+    return command
+
+
+def pop_metric_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Take the metric options out of a command's keyword arguments."""
+    from ..metrics.registry import options
+
+    return {name: kwargs.pop(name) for name in options() if name in kwargs}
+
+
+def pairs_callback(example: str) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], dict[str, str]]:
+    """A click callback reading repeatable KEY=VALUE options into a dict."""
+
+    def callback(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+        try:
+            return parse_pairs(values, param.opts[0], example)
+        except OptionError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback

@@ -1,0 +1,63 @@
+"""`localeval score`: a test set (JSONL or CSV), or a TREC run against qrels, scored into a folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import user_errors
+from .options import judge_options, judge_settings, metric_options, pairs_callback, pop_metric_options
+
+
+@click.command()
+@click.argument("input_path", metavar="INPUT", required=False, type=click.Path(path_type=Path))
+@click.option("-m", "--metrics", default=None,
+              help="Comma-separated metric names or groups (retrieval, classical, ragas, judge, all); see `localeval metrics`. "
+                   "Default: classical for INPUT, retrieval for --run.")
+@click.option("-o", "--out", "out_dir", default="localeval-results", show_default=True, type=click.Path(path_type=Path),
+              help="Folder for samples.jsonl, summary.json and summary.csv.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Input format (default: from the extension).")
+@click.option("--column", "columns", multiple=True, callback=pairs_callback("FIELD=COLUMN (e.g. question=query)"),
+              metavar="FIELD=COLUMN", help="CSV only: read FIELD from COLUMN (repeatable), e.g. --column question=query.")
+@click.option("--run", "run_path", type=click.Path(path_type=Path), help="TREC run file (retrieval-only evaluation, with --qrels).")
+@click.option("--qrels", "qrels_path", type=click.Path(path_type=Path), help="TREC qrels file (with --run).")
+@metric_options
+@judge_options
+@click.option("-l", "--labels", "labels_path", type=click.Path(path_type=Path),
+              help="Human 0/1 labels for some samples (JSONL of {id, column: 0 or 1}): adds prediction-powered "
+                   "estimates and intervals to the summary.")
+@click.option("--label-column", "label_columns", multiple=True, metavar="COLUMN=KEY",
+              callback=pairs_callback("COLUMN=KEY (e.g. faithfulness=answer_faithfulness)"),
+              help="With --labels: read the labels of metric COLUMN from KEY (repeatable).")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table.")
+@user_errors
+def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str | None, columns: dict[str, str],
+          run_path: Path | None, qrels_path: Path | None, labels_path: Path | None, label_columns: dict[str, str],
+          quiet: bool, **kwargs: Any) -> None:
+    """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
+    from ..metrics import MetricOptions
+    from ..pipeline import Labelled, score_file, score_trec
+    from .tables import ppi_table, summary_table
+
+    metric_values = pop_metric_options(kwargs)
+    options = MetricOptions(judge=judge_settings(**kwargs), **metric_values)
+    if run_path or qrels_path:
+        if input_path or not (run_path and qrels_path):
+            raise click.UsageError("use either INPUT, or --run together with --qrels")
+        if labels_path:
+            raise click.UsageError("--labels applies to INPUT test sets, not to --run")
+        summary = score_trec(run_path, qrels_path, out_dir, metrics or "retrieval", options)
+    elif input_path is None:
+        raise click.UsageError("give an INPUT file, or --run and --qrels")
+    else:
+        labels = Labelled(labels_path, label_columns) if labels_path else None
+        summary = score_file(input_path, out_dir, metrics or "classical", options, fmt, columns, labels,
+                             progress=not quiet)
+    if not quiet:
+        click.echo(summary_table(summary["metrics"]))
+        if "ppi" in summary:
+            click.echo("\n" + ppi_table(summary["ppi"]))
+        click.echo(f"\n{summary['n_samples']} samples; results in {out_dir}/", err=True)
+

@@ -1,0 +1,111 @@
+"""Plain-text tables the commands print: the score summary, calibration, estimates and comparisons."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from ..stats.compare import Comparison
+
+
+def summary_table(metrics: dict[str, dict[str, Any]]) -> str:
+    """The table the CLI prints: aligned columns, 4 decimals, '-' where no sample was scored."""
+    rows = [(column, fmt(e["mean"]), fmt(e["std"]), str(e["n"]), str(e["n_skipped"])) for column, e in metrics.items()]
+    return "\n".join([format_table(("metric", "mean", "std", "n", "skipped"), rows)] + _reason_lines(metrics.values()))
+
+
+def format_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Plain-text table: first column left-aligned, the others right-aligned, a rule under the header."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for i, row in enumerate([header, *rows]):
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _reason_lines(entries: Iterable[dict[str, Any]]) -> list[str]:
+    """Skip reasons once per metric, and metrics with the same reasons on one line."""
+    by_reasons: dict[tuple[tuple[str, int], ...], list[str]] = {}
+    for entry in entries:
+        reasons = tuple(entry["skipped"].items())
+        if reasons and entry["metric"] not in by_reasons.get(reasons, []):
+            by_reasons.setdefault(reasons, []).append(entry["metric"])
+    lines = []
+    for reasons, metrics in by_reasons.items():
+        listed = ", ".join(f"{count} {reason}" for reason, count in reasons)
+        lines.append(f"skipped for {', '.join(metrics)}: {listed}")
+    return ([""] + lines) if lines else []
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def calibration_tables(report: Mapping[str, Any], confidence: float) -> str:
+    """Agreement table, then the estimates table; errors as one line per column."""
+    agree_rows, ppi_rows, notes = [], [], []
+    for column, entry in report.items():
+        if "error" in entry:
+            notes.append(f"{column}: {entry['error']}")
+            continue
+        a = entry["agreement"]
+        d, c = a["at_0.5"], a["at_chosen"]
+        agree_rows.append((column, str(d["n"]), fmt(d["accuracy"]), fmt(d["balanced_accuracy"]), fmt(d["kappa"]),
+                           fmt(a["threshold"], 3), fmt(c["accuracy"]), fmt(c["balanced_accuracy"]), fmt(c["kappa"])))
+        p = entry["ppi"]
+        if "error" in p:
+            notes.append(f"{column}: {p['error']}")
+            continue
+        ppi_rows.append(_ppi_row(column, p))
+    parts = []
+    if agree_rows:
+        parts.append(format_table(("metric", "labels", "acc@0.5", "bacc@0.5", "kappa@0.5", "threshold", "acc@t", "bacc@t",
+                             "kappa@t"), agree_rows))
+        parts.append("(threshold chosen on these labels to maximise balanced accuracy: the @t figures are optimistic)")
+    if ppi_rows:
+        parts.append(format_table(_ppi_header(confidence), ppi_rows))
+    return "\n\n".join(parts + (["\n".join(notes)] if notes else []))
+
+
+def ppi_table(block: Mapping[str, Any]) -> str:
+    """The estimates table for the PPI block `score --labels` puts in summary.json."""
+    rows, notes = [], []
+    for column, p in block["metrics"].items():
+        if "error" in p:
+            notes.append(f"{column}: {p['error']}")
+        else:
+            rows.append(_ppi_row(column, p))
+    parts = [format_table(_ppi_header(block["confidence"]), rows)] if rows else []
+    return "\n\n".join(parts + (["\n".join(notes)] if notes else []))
+
+
+def _ppi_header(confidence: float) -> tuple[str, ...]:
+    pct = f"{confidence:.0%}"
+    return ("metric", "judge mean", "PPI estimate", f"PPI {pct} CI", f"labels-only {pct} CI", "lambda", "n labelled",
+            "n unlabelled")
+
+
+def _ppi_row(column: str, p: Mapping[str, Any]) -> tuple[str, ...]:
+    return (column, fmt(p["naive_judge_mean_all"]), fmt(p["estimate"]), f"[{fmt(p['ci'][0])}, {fmt(p['ci'][1])}]",
+            f"[{fmt(p['classical_ci'][0])}, {fmt(p['classical_ci'][1])}]", fmt(p["lambda"], 3), str(p["n_labeled"]),
+            str(p["n_unlabeled"]))
+
+
+def comparison_text(result: Comparison) -> str:
+    """Per column: ranks and means, then each pair's difference, interval and verdict."""
+    pct = f"{result.confidence:.0%}"
+    blocks = []
+    for col in result.columns:
+        dropped = f", {col.n_dropped} not scored in every run" if col.n_dropped else ""
+        lines = [f"{col.column} (n={col.n}{dropped})"]
+        for name, rank in col.ranks.items():
+            lines.append(f"  {rank}. {name}  mean {fmt(col.means[name])}")
+        for p in col.pairs:
+            interval = "no interval" if p.low is None else f"{pct} CI [{p.low:+.4f}, {p.high:+.4f}] ({p.method})"
+            verdict = f"{p.better} is better" if p.better else "not distinguishable"
+            lines.append(f"  {p.a} - {p.b}: {p.diff:+.4f}  {interval}  -> {verdict}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) if blocks else "no metric column is shared by all runs"

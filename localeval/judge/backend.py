@@ -1,0 +1,139 @@
+"""The seam between the judge facade and whatever runs the model.
+
+A backend knows one model and one way of running it (llama.cpp in-process, llama.cpp batched, an
+inference server). It does four things and nothing else: render chat turns with the model's template,
+count tokens, generate JSON under a schema, and give the next-token distribution over groups of answer
+words. Everything every backend would otherwise repeat — the cache, accounting, windowing, schema
+validation, the arithmetic that turns log-probabilities into a verdict — lives in the facade
+(`facade.Judge`), so a metric is written once and runs on every backend.
+
+Calls come in lists so that a backend that can run many sequences at once (a batched engine, a server
+with slots) sees them together; a sequential backend just loops. A call that fails returns a
+`JudgeError` in its place, so one bad sample never sinks the others in its batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping, Protocol, Sequence, Union
+
+from ..errors import JudgeError
+
+
+@dataclass(frozen=True)
+class CallStats:
+    """Model work for one call or a sum of calls; `cached_tokens` are prompt tokens not re-evaluated."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    generated_tokens: int = 0
+    seconds: float = 0.0
+    cache_hits: int = 0
+
+    def __add__(self, other: CallStats) -> CallStats:
+        return CallStats(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    def __sub__(self, other: CallStats) -> CallStats:
+        """The work done between two readings of a running total."""
+        return CallStats(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class JsonCall:
+    """Greedy generation of one JSON value under `schema`, from a rendered prompt."""
+
+    text: str
+    schema: Mapping[str, Any]
+    max_tokens: int
+    name: str = ""  # the prompt's name, for messages
+
+
+@dataclass(frozen=True)
+class DistributionCall:
+    """The next token after a rendered prompt, summed per group of answer words.
+
+    `groups` maps an answer ("yes", "3") to the words that spell it; the backend expands spellings
+    (case, a leading space) the way its tokenizer needs."""
+
+    text: str
+    groups: Mapping[str, tuple[str, ...]]
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class JsonReply:
+    """What the model wrote; `value` is set only when the JSON closed before max_tokens."""
+
+    raw: str
+    value: Any
+    done: bool
+    stats: CallStats
+
+
+@dataclass(frozen=True)
+class DistributionReply:
+    """Log-probability mass of each group as the next token, and of the whole vocabulary (`log_total`: 0
+    when the backend already gives normalised log-probabilities), so the facade can renormalise over the
+    answers and report how much of the distribution they hold."""
+
+    log_groups: Mapping[str, float]
+    log_total: float
+    stats: CallStats
+
+
+Call = Union[JsonCall, DistributionCall]
+Reply = Union[JsonReply, DistributionReply, JudgeError]
+
+
+def spellings(words: Sequence[str]) -> list[str]:
+    """The ways a model may write an answer word as its first token: as given, lower, capitalised, upper
+    case, each with and without a leading space (a tokenizer may glue the space to the word)."""
+    variants = {v for w in words for c in (w, w.lower(), w.capitalize(), w.upper()) for v in (c, " " + c)}
+    return sorted(variants)
+
+
+def prompt_too_long(name: str, n_prompt: int, n_ctx: int, max_tokens: int) -> JudgeError:
+    return JudgeError(
+        f"prompt '{name}' has {n_prompt} tokens but n_ctx={n_ctx} leaves room for {n_ctx - max_tokens} "
+        f"(max_tokens={max_tokens}); window the context with split_to_fit or raise n_ctx")
+
+
+class JudgeBackend(Protocol):
+    """One model behind one way of running it."""
+
+    #: Context window in tokens (prompt + generated).
+    n_ctx: int
+
+    def identity(self) -> Mapping[str, Any]:
+        """What names the model's answers in the cache key: {"model_sha256": ..., "decoding": {...}}.
+
+        Two backends that would give the same answers for the same prompt may share an identity (and so
+        cache entries); anything that can change an answer must be part of it."""
+        ...
+
+    def describe(self) -> Mapping[str, Any]:
+        """What the summary records about the judge (model file or server, engine)."""
+        ...
+
+    def render(self, messages: Sequence[Mapping[str, str]]) -> str:
+        """The chat turns as the single string the model sees, ending where the assistant's turn starts."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of plain text as it sits inside a prompt (no BOS, special tokens not parsed)."""
+        ...
+
+    def prompt_tokens(self, text: str) -> int:
+        """Tokens of a rendered prompt as it is sent (BOS and special tokens included)."""
+        ...
+
+    def run(self, calls: Sequence[Call]) -> list[Reply]:
+        """One reply per call, in order; a failed call's reply is the JudgeError that says why."""
+        ...
+
+    def close(self) -> None:
+        ...

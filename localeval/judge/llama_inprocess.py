@@ -1,0 +1,238 @@
+"""The in-process llama.cpp backend: one `llama_cpp.Llama`, one sequence at a time, the KV cache kept
+between calls.
+
+Every call into llama-cpp-python's private or low-level API is in this module, so an upgrade of the
+pinned version is checked here and nowhere else.
+
+Prompts are tokenized here, and the KV cache of the previous call is kept: only the tokens after the
+longest common prefix are evaluated. Prompts put the long shared part (instructions, context) first, so
+verifying many statements against one context pays for the context once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from ..errors import JudgeError, ModelError
+from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, Reply,
+                      prompt_too_long, spellings)
+from .grammar import strict_json_gbnf
+
+# Used only when a GGUF file carries no chat template; both registered judges use ChatML.
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+class LlamaCppBackend:
+    """Owns one llama_cpp.Llama; not thread-safe (the KV cache is shared state between calls)."""
+
+    engine = "llama.cpp in-process"
+
+    def __init__(self, model_path: Path, model_sha256: str, *, n_ctx: int = 4096, n_threads: int = 1,
+                 n_gpu_layers: int = 0, seed: int = 0, verbose: bool = False, reuse_prefix: bool = True,
+                 extra_buffers: bool = False) -> None:
+        """`reuse_prefix=False` starts every call from an empty KV cache; it exists to measure what prefix
+        reuse saves. `extra_buffers=False` turns off ggml's extra CPU buffer types (AMX and weight
+        repacking): on CPUs that advertise AMX inside some VMs, ggml's AMX kernels die with SIGILL on the
+        first eval."""
+        from llama_cpp import Llama
+
+        self.model_path, self.model_sha256 = model_path, model_sha256
+        self.n_ctx, self.seed, self.reuse_prefix = n_ctx, seed, reuse_prefix
+        self.n_threads, self.n_gpu_layers = n_threads, n_gpu_layers
+        try:
+            with model_params(use_extra_bufts=extra_buffers):
+                self.llm = Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads,
+                                 n_threads_batch=n_threads, n_gpu_layers=n_gpu_layers, seed=seed, verbose=verbose,
+                                 logits_all=False)
+        except ValueError as exc:  # llama-cpp-python's "Failed to load model from file: ..."
+            raise ModelError(f"judge {model_path} could not be loaded by llama.cpp ({exc}); the file may be "
+                             f"truncated or of an unsupported type: check it with `localeval models verify`") from None
+        self._formatter = self._chat_formatter()
+        self._grammars: dict[str, Any] = {}
+        self._answer_ids: dict[tuple[tuple[str, tuple[str, ...]], ...], dict[str, list[int]]] = {}
+
+    # ---- the protocol ----------------------------------------------------------------------------
+
+    def identity(self) -> dict[str, Any]:
+        import llama_cpp
+
+        return {"model_sha256": self.model_sha256,
+                "decoding": {"temperature": 0.0, "seed": self.seed, "llama_cpp": llama_cpp.__version__}}
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge_model": self.model_path.name, "judge_sha256": self.model_sha256, "engine": self.engine}
+
+    def render(self, messages: Sequence[Mapping[str, str]]) -> str:
+        return self._formatter(messages=[dict(m) for m in messages]).prompt
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def prompt_tokens(self, text: str) -> int:
+        return len(self.tokens(text))
+
+    def run(self, calls: Sequence[Call]) -> list[Reply]:
+        replies: list[Reply] = []
+        for call in calls:
+            try:
+                replies.append(self._json(call) if isinstance(call, JsonCall) else self._distribution(call))
+            except JudgeError as exc:
+                replies.append(exc)
+        return replies
+
+    def close(self) -> None:
+        self.llm.close()
+
+    # ---- calls -----------------------------------------------------------------------------------
+
+    def _json(self, call: JsonCall) -> JsonReply:
+        started = time.perf_counter()
+        tokens = self.tokens(call.text)
+        if len(tokens) > self.n_ctx - call.max_tokens:
+            raise prompt_too_long(call.name, len(tokens), self.n_ctx, call.max_tokens)
+        reused = self._reuse_prefix(tokens)
+        grammar = self._grammar(call.schema)
+        out: list[int] = []
+        value, raw, done = None, "", False
+        for token in self.llm.generate(tokens[reused:], temp=0.0, repeat_penalty=1.0, reset=False, grammar=grammar):
+            if self._is_end(token):
+                try:  # a root that is not an object or array ends only here
+                    value, done = json.loads(raw), True
+                except ValueError:
+                    pass
+                break
+            out.append(token)
+            raw = self.llm.detokenize(out, prev_tokens=tokens).decode("utf-8", errors="replace")
+            if raw.rstrip().endswith(("}", "]")):
+                try:
+                    value, done = json.loads(raw), True
+                    break
+                except ValueError:
+                    pass
+            if len(out) >= call.max_tokens:
+                break
+        stats = CallStats(1, len(tokens), reused, len(out), time.perf_counter() - started, 0)
+        return JsonReply(raw, value, done, stats)
+
+    def _distribution(self, call: DistributionCall) -> DistributionReply:
+        import numpy as np
+
+        started = time.perf_counter()
+        tokens = self.tokens(call.text)
+        if len(tokens) > self.n_ctx - 1:
+            raise prompt_too_long(call.name, len(tokens), self.n_ctx, 1)
+        ids = self._ids_for(call.groups)
+        reused = self._reuse_prefix(tokens)
+        self.llm.eval(tokens[reused:])
+        logits = self._last_logits().astype(np.float64)
+        if not np.all(np.isfinite(logits)):
+            raise JudgeError(f"judge returned non-finite logits for prompt '{call.name}'; the model file may be broken")
+        top = logits.max()
+        log_total = top + np.log(np.exp(logits - top).sum())
+        log_groups = {k: float(top + np.log(np.exp(logits[v] - top).sum())) for k, v in ids.items()}
+        stats = CallStats(1, len(tokens), reused, 0, time.perf_counter() - started, 0)
+        return DistributionReply(log_groups, float(log_total), stats)
+
+    # ---- llama.cpp internals ---------------------------------------------------------------------
+
+    def tokens(self, text: str) -> list[int]:
+        tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+        bos = self.llm.token_bos()
+        if len(tokens) > 1 and tokens[0] == tokens[1] == bos:  # the template already wrote a BOS
+            tokens = tokens[1:]
+        return tokens
+
+    def _ids_for(self, groups: Mapping[str, tuple[str, ...]]) -> dict[str, list[int]]:
+        """First-token ids of each group's spellings; single-token spellings win, ids in two groups are dropped."""
+        key = tuple(sorted((k, tuple(v)) for k, v in groups.items()))
+        if key in self._answer_ids:
+            return self._answer_ids[key]
+        found: dict[str, set[int]] = {}
+        for name, words in groups.items():
+            encoded = [self.llm.tokenize(v.encode("utf-8"), add_bos=False, special=False) for v in spellings(words)]
+            single = {t[0] for t in encoded if len(t) == 1}
+            found[name] = single or {t[0] for t in encoded if t}
+        ids = {}
+        for name, id_set in found.items():
+            others = set().union(*(s for n, s in found.items() if n != name))
+            ids[name] = sorted(id_set - others)
+            if not ids[name]:
+                raise JudgeError(f"answer '{name}' has no token of its own in this model's vocabulary; use other answer words")
+        self._answer_ids[key] = ids
+        return ids
+
+    def _reuse_prefix(self, tokens: list[int]) -> int:
+        """Keep the KV cache for the longest common prefix with the previous call; returns its length.
+
+        At least the last prompt token is always re-evaluated so that fresh logits exist for it."""
+        from llama_cpp import Llama
+
+        llm = self.llm
+        reuse = 0
+        if self.reuse_prefix and llm.n_tokens > 0:
+            reuse = min(Llama.longest_token_prefix(llm.input_ids[: llm.n_tokens].tolist(), tokens), len(tokens) - 1)
+        if reuse > 0 and llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
+            llm.n_tokens = reuse
+            return reuse
+        llm.reset()
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        return 0
+
+    def _last_logits(self) -> Any:
+        import llama_cpp
+        import numpy as np
+
+        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),)).copy()
+
+    def _is_end(self, token: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(llama_cpp.llama_model_get_vocab(self.llm.model), token))
+
+    def _grammar(self, schema: Mapping[str, Any]) -> Any:
+        from llama_cpp import LlamaGrammar
+
+        # The schema's own key order, not a sorted one: the grammar fixes the order in which the model must
+        # write the keys, and the prompt's examples show them in the schema's order.
+        text = json.dumps(schema)
+        if text not in self._grammars:
+            self._grammars[text] = LlamaGrammar.from_string(strict_json_gbnf(text), verbose=False)
+        return self._grammars[text]
+
+    def _chat_formatter(self) -> Any:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        def text_of(token: int) -> str:
+            return self.llm.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
+
+        template = self.llm.metadata.get("tokenizer.chat_template") or CHATML
+        return Jinja2ChatFormatter(template=template, eos_token=text_of(self.llm.token_eos()),
+                                   bos_token=text_of(self.llm.token_bos()), add_generation_prompt=True)
+
+
+@contextmanager
+def model_params(**overrides: Any) -> Iterator[None]:
+    """Llama() exposes no argument for some llama_model_params fields; set them on the defaults it starts from."""
+    import llama_cpp.llama_cpp as lib
+
+    original = lib.llama_model_default_params
+
+    def patched() -> Any:
+        params = original()
+        for name, value in overrides.items():
+            setattr(params, name, value)
+        return params
+
+    lib.llama_model_default_params = patched
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = original

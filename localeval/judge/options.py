@@ -1,0 +1,68 @@
+"""Which judge and embedder a run uses, and how to run them; `open_judge` picks the backend.
+
+A new backend adds its options here and one branch to `open_judge`; metrics never see which backend
+answers them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .facade import Judge
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """Everything that selects or configures the judge and the embedder; recorded in the summary."""
+
+    judge: str | None = None  # registry name or .gguf path; None = $LOCALEVAL_JUDGE or the registry's default
+    embedder: str | None = None  # registry name or model folder; None = $LOCALEVAL_EMBEDDER or the default
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    gpu_layers: int = 0
+    seed: int = 0
+    cache: str | None = None  # SQLite file; None = $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite
+    prompts_dir: str | None = None
+    lang: str | None = None  # force "en" or "zh"; None = detect per sample
+
+    def settings(self) -> dict[str, Any]:
+        return {"judge": self.judge or "default", "n_ctx": self.n_ctx, "seed": self.seed, "lang": self.lang or "auto",
+                "prompts": self.prompts_dir or "packaged"}
+
+
+def open_judge(options: JudgeOptions) -> Judge:
+    """Load the judge the options name, behind the backend that runs it, with its cache."""
+    from ..settings import Settings
+    from .cache import JudgeCache
+
+    settings = Settings.resolve(cache=options.cache, judge=options.judge)
+    cache = JudgeCache(settings.cache_path)
+    backend = _in_process(settings.judge, cache, n_ctx=options.n_ctx, n_threads=options.n_threads,
+                          n_gpu_layers=options.gpu_layers, seed=options.seed)
+    return Judge(backend, cache)
+
+
+def load_judge(model: str | Path | None = None, *, cache: str | Path | None = None, n_ctx: int = 4096,
+               n_threads: int | None = None, n_gpu_layers: int = 0, seed: int = 0, **backend_options: Any) -> Judge:
+    """The in-process judge from a model name or path, for scripts and tests; `backend_options`
+    (reuse_prefix, verbose) go to LlamaCppBackend."""
+    from ..settings import Settings
+    from .cache import JudgeCache
+
+    settings = Settings.resolve(cache=cache, judge=None if model is None else str(model))
+    judge_cache = JudgeCache(settings.cache_path)
+    backend = _in_process(settings.judge, judge_cache, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers,
+                          seed=seed, **backend_options)
+    return Judge(backend, judge_cache)
+
+
+def _in_process(model: str | None, cache: Any, n_threads: int | None, **options: Any) -> Any:
+    from .. import models
+    from ..settings import physical_cores
+    from .llama_inprocess import LlamaCppBackend
+
+    path = models.resolve(model, "judge")
+    return LlamaCppBackend(path, models.model_sha256(path, "judge", cache.path.parent),
+                           n_threads=n_threads or physical_cores(), **options)

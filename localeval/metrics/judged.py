@@ -1,0 +1,124 @@
+"""What the judge metrics share: flows driven in lockstep over a window of samples, the language choice,
+per-sample accounting and judge-error handling. The models come from the run's JudgeKit (judge/kit.py);
+the steps several metrics are built from (statements, support) are in steps.py.
+
+A judge metric writes its per-sample logic as a *flow*: a generator that yields the list of questions
+(`Ask`s) it needs next and receives their answers, then returns the sample's outcome:
+
+    def _flow(self, sample, lang):
+        statements = yield from statements_of(self.kit, lang, sample.question, sample.answer)
+        answers = yield [Ask.yes_no(...) for statement in statements]
+        return Measurement(...)
+
+`drive` runs the flows of every sample in the window together: each round gathers the questions of all
+flows that are waiting and hands them to the judge in one `ask`, so a backend that runs many sequences
+at once (the batched engine, an inference server) gets a full batch, stage by stage. With one sample
+per window the calls are exactly those of a sample-by-sample loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generator, Sequence, TypeVar
+
+from ..data.records import Sample
+from ..errors import JudgeError
+from ..judge.backend import CallStats
+from ..judge.facade import Answer, Ask, Judge
+from ..judge.kit import JudgeKit
+from .base import Measurement, MetricContext, Outcome, Skipped
+
+#: A statement counts as supported, a chunk as useful, when the judge's probability is at least this.
+THRESHOLD = 0.5
+
+T = TypeVar("T")
+#: A flow: yields the questions it needs next, is sent their answers, returns its result.
+Flow = Generator[list[Ask], list[Answer], T]
+
+
+def drive(judge: Judge, flows: Sequence[Flow[Outcome]]) -> list[tuple[Outcome, CallStats]]:
+    """Run flows in lockstep; each flow's outcome and the judge work spent on it.
+
+    A question the judge could not answer (output cut off, prompt too long) is thrown into its flow as a
+    JudgeError; a flow that does not catch it ends as Skipped("judge error: ...") — one odd sample never
+    stops a long run, and never becomes a NaN.
+    """
+    outcomes: list[Outcome | None] = [None] * len(flows)
+    spent = [CallStats() for _ in flows]
+    waiting: dict[int, list[Ask]] = {}
+
+    def advance(i: int, answers: list[Answer] | None, error: JudgeError | None = None) -> None:
+        flow = flows[i]
+        try:
+            while True:
+                asks = flow.throw(error) if error is not None else (next(flow) if answers is None else flow.send(answers))
+                error = None
+                if asks:
+                    waiting[i] = list(asks)
+                    return
+                answers = []  # nothing asked: answer at once
+        except StopIteration as done:
+            outcomes[i] = done.value
+        except JudgeError as exc:
+            outcomes[i] = Skipped(f"judge error: {exc}")
+        waiting.pop(i, None)
+
+    for i in range(len(flows)):
+        advance(i, None)
+    while waiting:
+        order = list(waiting)
+        replies = judge.ask([ask for i in order for ask in waiting[i]])
+        start = 0
+        for i in order:
+            mine, start = replies[start: start + len(waiting[i])], start + len(waiting[i])
+            for answer in mine:
+                spent[i] = spent[i] + answer.stats
+            failed = next((a.error for a in mine if a.error is not None), None)
+            advance(i, mine, failed)
+    return [(outcome, stats) for outcome, stats in zip(outcomes, spent)]  # type: ignore[misc]
+
+
+class JudgeMetric:
+    """The base of judge metrics: subclasses implement `_flow(sample, lang)`."""
+
+    name = ""
+    columns: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ("judge",)
+    #: Tells the pipeline to score in small windows (live progress, every finished window cached) rather
+    #: than in the big batches cheap metrics use.
+    slow = True
+
+    @classmethod
+    def create(cls, context: MetricContext, k: int | None) -> JudgeMetric:
+        return cls(context.kit)
+
+    def __init__(self, kit: JudgeKit) -> None:
+        self.kit = kit
+        self.columns = self.columns or (self.name,)
+        self._total: CallStats | None = None
+
+    def settings(self) -> dict[str, Any]:
+        return {"threshold": THRESHOLD, **self.kit.options.settings()}
+
+    def usage(self) -> dict[str, Any]:
+        """Judge work of this metric over the whole run (for the summary)."""
+        return rounded(self._total.as_dict()) if self._total is not None else {}
+
+    def measure(self, samples: Sequence[Sample]) -> list[Outcome]:
+        langs = [self.kit.lang(sample) for sample in samples]
+        results = drive(self.kit.judge, [self._flow(sample, lang) for sample, lang in zip(samples, langs)])
+        outcomes: list[Outcome] = []
+        for (outcome, used), lang in zip(results, langs):
+            self._total = used if self._total is None else self._total + used
+            if isinstance(outcome, Measurement):
+                outcome.details.update(lang=lang, judge=rounded(used.as_dict()))
+            outcomes.append(outcome)
+        return outcomes
+
+    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+        raise NotImplementedError
+
+
+def rounded(stats: dict[str, Any]) -> dict[str, Any]:
+    """Seconds vary run to run; round them so details stay readable (the values are never compared)."""
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in stats.items()}

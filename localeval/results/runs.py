@@ -1,0 +1,92 @@
+"""Reading what `localeval score` wrote (RUN_DIR/samples.jsonl), for calibration, comparison, reports
+and gates.
+
+Metric values are held as one float array per column, aligned with the run's ids, with NaN where a
+sample was skipped for that metric; NaN never leaves this package (every consumer masks it first).
+Ids are compared as strings, as `localeval score` writes them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..data.loading import iter_jsonl
+from ..errors import InputError
+from ..files import check_readable
+from .writer import SAMPLES_FILE
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """One scored run: ids in file order and, per metric column, values aligned with them (NaN = skipped)."""
+
+    name: str
+    source: str
+    ids: list[str]
+    columns: dict[str, NDArray[np.float64]]
+    index: dict[str, int] = field(repr=False)
+
+    def values(self, column: str, ids: list[str]) -> NDArray[np.float64]:
+        """The column's values for `ids`, in that order (ids must be in the run)."""
+        return self.columns[column][[self.index[i] for i in ids]]
+
+    def unit_columns(self) -> list[str]:
+        """Columns whose scored values all lie in [0, 1]: judge probabilities, verdicts, rates."""
+        out = []
+        for column, values in self.columns.items():
+            scored = values[~np.isnan(values)]
+            if scored.size and scored.min() >= 0.0 and scored.max() <= 1.0:
+                out.append(column)
+        return out
+
+
+def samples_path(run: Path) -> Path:
+    """A RUN_DIR (holding samples.jsonl) or the samples file itself."""
+    return run / SAMPLES_FILE if run.is_dir() else run
+
+
+def load_run(run: Path, name: str | None = None) -> ScoredRun:
+    """Read a scored run; bad lines raise InputError naming the file, line and field."""
+    path = samples_path(run)
+    source = str(path)
+    if not path.exists():
+        raise InputError(source, None, None, f"no such file; is {run} a folder written by `localeval score --out`?")
+    check_readable(path)
+    ids: list[str] = []
+    index: dict[str, int] = {}
+    cells: dict[str, list[tuple[int, float]]] = {}
+    for line, record in iter_jsonl(path):
+        if not isinstance(record, dict) or "id" not in record:
+            raise InputError(source, line, "id", "missing; every scored sample has an id")
+        sample_id = str(record["id"])
+        if sample_id in index:
+            raise InputError(source, line, "id", f"duplicate id '{sample_id}'")
+        metrics = record.get("metrics", {})
+        if not isinstance(metrics, dict):
+            raise InputError(source, line, "metrics", "must be an object of column → number")
+        for column, value in metrics.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(source, line, f"metrics.{column}", f"must be a finite number, got {value!r}")
+            cells.setdefault(column, []).append((len(ids), float(value)))
+        index[sample_id] = len(ids)
+        ids.append(sample_id)
+    if not ids:
+        raise InputError(source, None, None, "contains no samples")
+    columns = {}
+    for column, pairs in cells.items():
+        values = np.full(len(ids), np.nan)
+        positions, numbers = zip(*pairs)
+        values[list(positions)] = numbers
+        columns[column] = values
+    return ScoredRun(name=name or str(run), source=source, ids=ids, columns=columns, index=index)
+
+
+def column_listing(columns: Mapping[str, Any]) -> str:
+    names = sorted(columns)
+    return ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "") if names else "no columns"

@@ -1,0 +1,92 @@
+"""Where things live and which models are used by default: resolved in one place, flags > environment >
+defaults, so no other module reads the environment.
+
+| setting    | flag         | environment          | default                                                      |
+|------------|--------------|----------------------|--------------------------------------------------------------|
+| models_dir | -            | LOCALEVAL_MODELS     | the checkout's models/ when run from one, else the user's data folder |
+| cache_path | --cache      | LOCALEVAL_CACHE      | .localeval-cache/judge.sqlite under the current folder       |
+| judge      | --judge      | LOCALEVAL_JUDGE      | the registry's default judge                                 |
+| embedder   | --embedder   | LOCALEVAL_EMBEDDER   | the registry's default embedder                              |
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from .errors import OptionError
+from .resources import CHECKOUT_MODELS
+
+MODELS_ENV = "LOCALEVAL_MODELS"
+CACHE_ENV = "LOCALEVAL_CACHE"
+JUDGE_ENV = "LOCALEVAL_JUDGE"
+EMBEDDER_ENV = "LOCALEVAL_EMBEDDER"
+CACHE_RELATIVE = Path(".localeval-cache") / "judge.sqlite"
+
+
+@dataclass(frozen=True)
+class Settings:
+    models_dir: Path
+    cache_path: Path
+    judge: str | None
+    embedder: str | None
+
+    @classmethod
+    def resolve(cls, *, cache: str | Path | None = None, judge: str | None = None, embedder: str | None = None,
+                env: Mapping[str, str] | None = None) -> Settings:
+        """Flags given here win over the environment, which wins over the defaults."""
+        env = os.environ if env is None else env
+        return cls(
+            models_dir=Path(env[MODELS_ENV]) if env.get(MODELS_ENV) else default_models_dir(env),
+            cache_path=Path(cache) if cache else (Path(env[CACHE_ENV]) if env.get(CACHE_ENV) else Path.cwd() / CACHE_RELATIVE),
+            judge=judge or env.get(JUDGE_ENV) or None,
+            embedder=embedder or env.get(EMBEDDER_ENV) or None,
+        )
+
+
+def current() -> Settings:
+    """The settings from the environment as it is now (tests change it between calls, so nothing is memoised)."""
+    return Settings.resolve()
+
+
+def default_models_dir(env: Mapping[str, str]) -> Path:
+    """A source checkout keeps weights in its models/ folder (beside registry.json, as `make install` puts
+    them); an installed wheel keeps them in the user's data folder."""
+    if (CHECKOUT_MODELS / "registry.json").is_file():
+        return CHECKOUT_MODELS
+    data_home = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else Path.home() / ".local" / "share"
+    return data_home / "localeval" / "models"
+
+
+def physical_cores() -> int:
+    """llama.cpp runs best with one thread per physical core; hyper-threads only add contention."""
+    try:
+        pairs = set()
+        physical = core = None
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "physical id":
+                physical = value.strip()
+            elif key == "core id":
+                core = value.strip()
+                pairs.add((physical, core))
+        count = len(pairs)
+    except OSError:
+        count = 0
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(count or max(available // 2, 1), available))
+
+
+def parse_pairs(values: Iterable[str], flag: str, example: str, last: bool = False) -> dict[str, str]:
+    """'KEY=VALUE' option values as a dict; `last` splits at the last '=' (for values that are paths
+    holding '=' on the left, e.g. RUN=LABELS). A malformed pair names the flag and shows an example."""
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, sep, rest = value.rpartition("=") if last else value.partition("=")
+        if not sep or not key.strip() or not rest.strip():
+            raise OptionError(f"{flag} '{value}' is not {example}")
+        pairs[key.strip()] = rest.strip()
+    return pairs

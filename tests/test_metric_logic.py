@@ -1,0 +1,187 @@
+"""Metric logic on a deterministic fake judge (tests/fake_backend.py): formulas, windows, skips, the cache.
+
+These run in milliseconds; the same metrics run on the real GGUF judge in test_judge_metrics.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fake_backend import FakeBackend, between, fake_kit
+from localeval.data.records import sample_from_record
+from localeval.errors import JudgeError, MetricNameError, OptionError
+from localeval.judge import Ask
+from localeval.judge.backend import DistributionCall, JsonCall
+from localeval.metrics import Measurement, MetricOptions, Skipped, build_metrics
+from localeval.metrics.registry import check_options, groups, parse_name, register_metric
+from localeval.text import split_sentences
+
+
+def split_answer(call: JsonCall) -> dict:
+    """The statements prompt: one statement per sentence of the answer; other schemas: minimal values."""
+    if "statements" in call.schema.get("properties", {}):
+        return {"statements": split_sentences(between(call.text, "Answer:", "<assistant>"))}
+    if "questions" in call.schema.get("properties", {}):
+        answer = between(call.text, "Answer:", "<assistant>")
+        return {"questions": [answer] * call.schema["properties"]["questions"]["minItems"], "noncommittal": False}
+    return {"relevant": [1]}
+
+
+def words(text: str) -> set[str]:
+    return {w.strip(".,").lower() for w in text.split()}
+
+
+def supported_if_words_present(call: DistributionCall) -> dict[str, float]:
+    """verify_statement: P(yes) = 0.9 when every word of the statement is in the context, else 0.1."""
+    if "yes" not in call.groups:
+        return {k: 1.0 for k in call.groups}
+    statement = between(call.text, "Statement:", "\n")
+    context = between(call.text, "Context:", "Statement:")
+    return {"yes": 0.9, "no": 0.1} if words(statement) <= words(context) else {"yes": 0.1, "no": 0.9}
+
+
+def measure(name: str, record: dict, backend: FakeBackend, cache: Path, **options: object) -> Measurement | Skipped:
+    kit = fake_kit(backend, cache)
+    (metric,) = build_metrics(name, MetricOptions(**options), kit=kit)
+    (outcome,) = metric.measure([sample_from_record(record)])
+    return outcome
+
+
+RECORD = {"id": "q1", "question": "Where is Paris?", "answer": "Paris is in France. Paris has ninety million people.",
+          "contexts": ["Paris is the capital. Paris is in France."], "reference": "Paris is in France."}
+
+
+def test_faithfulness_is_the_share_of_supported_statements(tmp_path: Path) -> None:
+    backend = FakeBackend(split_answer, supported_if_words_present)
+    outcome = measure("faithfulness", RECORD, backend, tmp_path / "c.sqlite")
+    assert isinstance(outcome, Measurement)
+    # two statements, P = 0.9 and 0.1 (by hand): 1 of 2 supported, mean P 0.5
+    assert outcome.values == pytest.approx({"faithfulness": 0.5, "faithfulness.soft": 0.5})
+    assert [s["supported"] for s in outcome.details["statements"]] == [True, False]
+
+
+def test_long_passages_are_windowed_and_the_best_window_counts(tmp_path: Path) -> None:
+    filler = " ".join(f"Sentence number {i} says nothing." for i in range(60))
+    record = dict(RECORD, answer="Paris is in France.", contexts=[filler + " Paris is in France."])
+    backend = FakeBackend(split_answer, supported_if_words_present, n_ctx=260)
+    outcome = measure("faithfulness", record, backend, tmp_path / "c.sqlite")
+    assert isinstance(outcome, Measurement)
+    assert outcome.details["windows"] > 1 and outcome.values["faithfulness"] == 1.0
+    verifications = [c for c in backend.calls if isinstance(c, DistributionCall)]
+    assert len(verifications) == outcome.details["windows"]
+    assert all(backend.prompt_tokens(c.text) <= backend.n_ctx - 1 for c in verifications)
+
+
+def test_a_judge_error_skips_only_its_sample(tmp_path: Path) -> None:
+    def rule(call: JsonCall) -> dict:
+        if "broken" in call.text:
+            raise JudgeError("judge output stopped early before the JSON closed")
+        return split_answer(call)
+
+    kit = fake_kit(FakeBackend(rule, supported_if_words_present), tmp_path / "c.sqlite")
+    (metric,) = build_metrics("faithfulness", kit=kit)
+    good, bad = sample_from_record(RECORD), sample_from_record(dict(RECORD, id="q2", answer="A broken answer."))
+    first, second = metric.measure([good, bad])
+    assert isinstance(first, Measurement)
+    assert isinstance(second, Skipped) and second.reason.startswith("judge error: judge output stopped early")
+
+
+def test_a_second_run_makes_no_backend_call(tmp_path: Path) -> None:
+    first = FakeBackend(split_answer, supported_if_words_present)
+    a = measure("context_recall", RECORD, first, tmp_path / "c.sqlite")
+    second = FakeBackend(split_answer, supported_if_words_present)
+    b = measure("context_recall", RECORD, second, tmp_path / "c.sqlite")
+    assert first.calls and not second.calls
+    assert a.values == b.values and a.details["statements"] == b.details["statements"]
+    assert b.details["judge"]["calls"] == 0 and b.details["judge"]["cache_hits"] == len(first.calls)
+
+
+def test_repeated_questions_in_one_batch_are_asked_once(tmp_path: Path) -> None:
+    backend = FakeBackend(split_answer, supported_if_words_present)
+    judge = fake_kit(backend, tmp_path / "c.sqlite").judge
+    prompt = fake_kit(backend, tmp_path / "d.sqlite").prompt("verify_statement", "en", context="a b", statement="a")
+    answers = judge.ask([Ask.yes_no(prompt), Ask.yes_no(prompt)])
+    assert len(backend.calls) == 1
+    assert answers[0].value == answers[1].value == pytest.approx(0.9)
+    assert (answers[0].stats.calls, answers[1].stats.cache_hits) == (1, 1)
+
+
+def test_rating_is_the_expected_value_of_the_distribution(tmp_path: Path) -> None:
+    weights = {"1": 0.0, "2": 0.0, "3": 1.0, "4": 1.0, "5": 2.0}
+    backend = FakeBackend(probability_rule=lambda call: {k: weights[k] for k in call.groups})
+    outcome = measure("answer_relevance_rating", RECORD, backend, tmp_path / "c.sqlite")
+    # E = (3 + 4 + 2 * 5) / 4 = 4.25; (E - 1) / 4 = 0.8125
+    assert outcome.values["answer_relevance_rating"] == pytest.approx(0.8125)
+
+
+def test_context_precision_ranks_useful_chunks(tmp_path: Path) -> None:
+    record = dict(RECORD, contexts=["Rome is in Italy.", "Paris is in France.", "Berlin is big."])
+    backend = FakeBackend(probability_rule=lambda c: {"yes": 0.8, "no": 0.2} if "Paris" in between(c.text, "Passage:")
+                          else {"yes": 0.2, "no": 0.8})
+    outcome = measure("context_precision", record, backend, tmp_path / "c.sqlite")
+    # relevant = [0, 1, 0]: precision@2 = 1/2, one relevant chunk (by hand)
+    assert outcome.values["context_precision"] == pytest.approx(0.5)
+
+
+def test_answer_relevance_uses_the_embedder_and_the_option(tmp_path: Path) -> None:
+    backend = FakeBackend(split_answer)
+    outcome = measure("answer_relevance", dict(RECORD, answer="Where is Paris?"), backend, tmp_path / "c.sqlite",
+                      n_questions=2)
+    assert len(outcome.details["questions"]) == 2 and outcome.values["answer_relevance"] == pytest.approx(1.0)
+
+
+# ---- the registry -----------------------------------------------------------------------------
+
+
+def test_groups_and_names_come_from_the_registry() -> None:
+    assert groups()["ragas"] == ("faithfulness", "answer_relevance", "context_precision", "context_recall")
+    assert groups()["all"][:7] == ("precision@5", "recall@5", "hit@5", "mrr", "ap", "ndcg@5", "rouge_l")
+    spec, k = parse_name("ndcg@10")
+    assert (spec.name, k) == ("ndcg", 10)
+
+
+@pytest.mark.parametrize("name, fragment", [
+    ("faithfullness", "(did you mean 'faithfulness'?)"),
+    ("rouge_l@5", "takes no cutoff"),
+    ("bleu", "is not a known metric"),
+])
+def test_bad_names_say_what_fits(name: str, fragment: str) -> None:
+    with pytest.raises(MetricNameError, match=fragment.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
+        build_metrics(name)
+
+
+def test_option_values_are_checked_before_anything_loads() -> None:
+    with pytest.raises(OptionError, match="--ndcg-gain 'cubic' is not one of linear, exponential"):
+        build_metrics("ndcg@5", MetricOptions(ndcg_gain="cubic"))
+    with pytest.raises(OptionError, match="--n-questions 9 is outside 1..5"):
+        check_options({"n_questions": 9})
+    with pytest.raises(OptionError, match="'temperature' is not a metric option"):
+        check_options({"temperature": 0.5})
+
+
+def test_a_metric_registers_itself_and_is_built_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.metrics import registry
+
+    monkeypatch.setattr(registry._REGISTRY, "specs", dict(registry._REGISTRY.specs))
+
+    @register_metric
+    class QuestionMarks:
+        """Question marks in the answer."""
+
+        name = "question_marks"
+        requires = ("answer",)
+        columns = ("question_marks",)
+
+        def settings(self) -> dict:
+            return {}
+
+        def measure(self, samples: list) -> list:
+            return [Measurement({"question_marks": float(s.answer.count("?"))}) for s in samples]
+
+    (metric,) = build_metrics("question_marks")
+    assert metric.measure([sample_from_record(dict(RECORD, answer="Why? How?"))])[0].values == {"question_marks": 2.0}
+    assert "question_marks" in groups()["all"]
+    with pytest.raises(ValueError, match="already registered"):
+        register_metric(type("Other", (), {"name": "faithfulness"}))
