@@ -26,6 +26,7 @@ class JudgeOptions:
     cache: str | None = None  # SQLite file; None = $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite
     prompts_dir: str | None = None
     lang: str | None = None  # force "en" or "zh"; None = detect per sample
+    parallel: int | None = None  # sequences or requests in flight; None = the backend's default
 
     def settings(self) -> dict[str, Any]:
         return {"judge": self.judge or "default", "n_ctx": self.n_ctx, "seed": self.seed, "lang": self.lang or "auto",
