@@ -158,9 +158,17 @@ def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Sum
 
 
 def batch_size(metrics: Sequence[Metric]) -> int:
-    """Judge metrics go sample by sample, so progress is live and every finished sample is cached at once;
-    cheap metrics go in large batches, so the retrieval kernels can vectorise."""
-    return 1 if any(getattr(m, "slow", False) for m in metrics) else BATCH_SIZE
+    """Judge metrics go in small windows: enough samples for the judge's sequences in flight (two per
+    sequence, so a finished call always finds the next one queued), and one sample at a time for a
+    sequential judge, exactly as before the batched engine; progress stays live and every finished
+    window is cached at once. Cheap metrics go in large batches, so the retrieval kernels can vectorise."""
+    from .judge.options import parallel_of
+
+    slow = [m for m in metrics if getattr(m, "slow", False)]
+    if not slow:
+        return BATCH_SIZE
+    parallel = min(parallel_of(m.kit.options) for m in slow)  # type: ignore[attr-defined]
+    return 1 if parallel == 1 else 2 * parallel
 
 
 def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:

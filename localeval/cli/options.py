@@ -28,6 +28,9 @@ def judge_options(command: Command) -> Command:
         click.option("--n-ctx", type=click.IntRange(min=512), default=4096, show_default=True,
                      help="Judge context window in tokens; longer contexts are split into windows."),
         click.option("--threads", type=click.IntRange(min=1), help="CPU threads for the judge (default: physical cores)."),
+        click.option("--parallel", type=click.IntRange(min=1),
+                     help="Judge sequences in flight: the batched engine decodes them together; 1 = one call at a "
+                          "time. Default: 4 on CPU, 32 with --gpu-layers."),
         click.option("--seed", type=int, default=0, show_default=True, help="Judge seed (decoding is greedy)."),
         click.option("--cache", type=click.Path(path_type=Path),
                      help="Judge cache file (SQLite). Default: $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite."),
@@ -41,11 +44,11 @@ def judge_options(command: Command) -> Command:
 
 
 def judge_settings(judge: str | None = None, embedder: str | None = None, gpu_layers: int = 0, n_ctx: int = 4096,
-                   threads: int | None = None, seed: int = 0, cache: Path | None = None, prompts_dir: Path | None = None,
-                   lang: str | None = None) -> JudgeOptions:
+                   threads: int | None = None, parallel: int | None = None, seed: int = 0, cache: Path | None = None,
+                   prompts_dir: Path | None = None, lang: str | None = None) -> JudgeOptions:
     """The **judge keyword arguments of `judge_options` as JudgeOptions."""
-    return JudgeOptions(judge=judge, embedder=embedder, n_ctx=n_ctx, n_threads=threads, gpu_layers=gpu_layers,
-                        seed=seed, cache=str(cache) if cache else None,
+    return JudgeOptions(judge=judge, embedder=embedder, n_ctx=n_ctx, n_threads=threads, parallel=parallel,
+                        gpu_layers=gpu_layers, seed=seed, cache=str(cache) if cache else None,
                         prompts_dir=str(prompts_dir) if prompts_dir else None, lang=lang)
 
 

@@ -33,15 +33,28 @@ class JudgeOptions:
                 "prompts": self.prompts_dir or "packaged"}
 
 
+#: Sequences in flight when --parallel is not given (bench/engine_bench.py measured these; README).
+DEFAULT_PARALLEL_CPU = 4
+DEFAULT_PARALLEL_GPU = 32
+
+
+def parallel_of(options: JudgeOptions) -> int:
+    """--parallel, or the measured default for the device the judge runs on."""
+    if options.parallel is not None:
+        return options.parallel
+    return DEFAULT_PARALLEL_GPU if options.gpu_layers != 0 else DEFAULT_PARALLEL_CPU
+
+
 def open_judge(options: JudgeOptions) -> Judge:
-    """Load the judge the options name, behind the backend that runs it, with its cache."""
+    """Load the judge the options name, behind the backend that runs it, with its cache: the batched engine
+    for more than one sequence in flight, the sequential backend for --parallel 1."""
     from ..settings import Settings
     from .cache import JudgeCache
 
     settings = Settings.resolve(cache=options.cache, judge=options.judge)
     cache = JudgeCache(settings.cache_path)
     backend = _in_process(settings.judge, cache, n_ctx=options.n_ctx, n_threads=options.n_threads,
-                          n_gpu_layers=options.gpu_layers, seed=options.seed)
+                          n_gpu_layers=options.gpu_layers, seed=options.seed, parallel=parallel_of(options))
     return Judge(backend, cache)
 
 
@@ -59,11 +72,16 @@ def load_judge(model: str | Path | None = None, *, cache: str | Path | None = No
     return Judge(backend, judge_cache)
 
 
-def _in_process(model: str | None, cache: Any, n_threads: int | None, **options: Any) -> Any:
+def _in_process(model: str | None, cache: Any, n_threads: int | None, parallel: int = 1, **options: Any) -> Any:
     from .. import models
     from ..settings import physical_cores
-    from .llama_inprocess import LlamaCppBackend
 
     path = models.resolve(model, "judge")
-    return LlamaCppBackend(path, models.model_sha256(path, "judge", cache.path.parent),
-                           n_threads=n_threads or physical_cores(), **options)
+    sha256 = models.model_sha256(path, "judge", cache.path.parent)
+    if parallel > 1:
+        from .llama_batched import BatchedLlamaBackend
+
+        return BatchedLlamaBackend(path, sha256, parallel=parallel, n_threads=n_threads or physical_cores(), **options)
+    from .llama_inprocess import LlamaCppBackend
+
+    return LlamaCppBackend(path, sha256, n_threads=n_threads or physical_cores(), **options)
