@@ -170,7 +170,7 @@ def _passage_set(name: str, lang: str, queries: dict[str, str], corpus: dict[str
         sample_id = f"{qid}-{doc}"
         samples.append({"id": sample_id, "question": queries[qid], "contexts": [{"id": doc, "text": corpus[doc]}]})
         labels[sample_id] = label
-    return DevSet(name, lang, ("context_relevance",), samples, labels=labels, note=note)
+    return DevSet(name, lang, ("context_relevance", "passage_relevance"), samples, labels=labels, note=note)
 
 
 def _collection(folder: Path) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]:
@@ -204,7 +204,23 @@ SETS: dict[str, Callable[[int, int], DevSet]] = {
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
+    "faith-sentences": {"faithfulness_statements": "sentences"},
+    "faith-both": {"faithfulness_statements": "both"},
+    "faith-selected": {"faithfulness_evidence": "selected"},
+    "faith-3way": {"faithfulness_verdict": "three-way"},
+    "faith-sentences-selected": {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected"},
+    "faith-sentences-3way": {"faithfulness_statements": "sentences", "faithfulness_verdict": "three-way"},
+    "faith-sentences-selected-3way": {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected",
+                                      "faithfulness_verdict": "three-way"},
+    "ctx-probability": {"context_relevance_method": "probability"},
 }
+#: Which metric each variant changes (a variant is only run with the metrics it changes).
+AFFECTS = {"faith": ("faithfulness",), "ctx": ("context_relevance",)}
+
+
+def applies(variant: str, metric: str) -> bool:
+    prefix = variant.split("-")[0]
+    return variant == "default" or metric in AFFECTS.get(prefix, ())
 
 
 def variant_options(name: str) -> dict[str, Any]:
@@ -325,6 +341,8 @@ def main() -> None:
             if wanted and metric not in wanted:
                 continue
             for variant in args.variants.split(","):
+                if not applies(variant, metric):
+                    continue
                 found = measure(dev, metric, variant, args)
                 rows.extend(found)
                 print(table(found), flush=True)
