@@ -105,35 +105,31 @@ def uhgeval(limit: int, seed: int) -> DevSet:
                   note="first sentence of the real continuation vs the hallucinated continuation, same contexts")
 
 
+def _relevance_pairs(name: str, lang: str, rows: list[dict[str, Any]], answer: str, rng: random.Random,
+                     note: str) -> DevSet:
+    """Each question with its own answer, vs the answer of another (random) question, and vs an evasive reply."""
+    samples, pairs = [], []
+    for i, row in enumerate(rows):
+        other = rows[(i + 1 + rng.randrange(len(rows) - 1)) % len(rows)]
+        good = {"id": f"{row['id']}-own", "question": row["question"], "answer": row[answer]}
+        off = {"id": f"{row['id']}-other", "question": row["question"], "answer": other[answer]}
+        evasive = {"id": f"{row['id']}-evasive", "question": row["question"], "answer": EVASIVE[lang]}
+        samples += [good, off, evasive]
+        pairs += [(good["id"], off["id"]), (good["id"], evasive["id"])]
+    return DevSet(name, lang, ("answer_relevance", "answer_relevance_rating"), samples, pairs=pairs, note=note)
+
+
 def relevance_en(limit: int, seed: int) -> DevSet:
     rows = [r for r in read_jsonl(DATA / "halueval_qa_dev.jsonl") if int(r["is_hallucinated"]) == 0]
     rng = random.Random(seed)
-    chosen = rng.sample(rows, limit)
-    samples, pairs = [], []
-    for i, row in enumerate(chosen):
-        other = chosen[(i + 1 + rng.randrange(len(chosen) - 1)) % len(chosen)]
-        good = {"id": f"{row['id']}-own", "question": row["question"], "answer": row["answer"]}
-        off = {"id": f"{row['id']}-other", "question": row["question"], "answer": other["answer"]}
-        evasive = {"id": f"{row['id']}-evasive", "question": row["question"], "answer": EVASIVE["en"]}
-        samples += [good, off, evasive]
-        pairs += [(good["id"], off["id"]), (good["id"], evasive["id"])]
-    return DevSet("relevance-en", "en", ("answer_relevance", "answer_relevance_rating"), samples, pairs=pairs,
-                  note="HaluEval question: its right answer vs another question's right answer, and vs an evasive reply")
+    return _relevance_pairs("relevance-en", "en", rng.sample(rows, limit), "answer", rng,
+                            "HaluEval question: its right answer vs another question's right answer, and vs an evasive reply")
 
 
 def relevance_zh(limit: int, seed: int) -> DevSet:
     rng = random.Random(seed)
-    chosen = rng.sample(uhgeval_rows(), limit)
-    samples, pairs = [], []
-    for i, row in enumerate(chosen):
-        other = chosen[(i + 1 + rng.randrange(len(chosen) - 1)) % len(chosen)]
-        good = {"id": f"{row['id']}-own", "question": row["question"], "answer": row["real_first"]}
-        off = {"id": f"{row['id']}-other", "question": row["question"], "answer": other["real_first"]}
-        evasive = {"id": f"{row['id']}-evasive", "question": row["question"], "answer": EVASIVE["zh"]}
-        samples += [good, off, evasive]
-        pairs += [(good["id"], off["id"]), (good["id"], evasive["id"])]
-    return DevSet("relevance-zh", "zh", ("answer_relevance", "answer_relevance_rating"), samples, pairs=pairs,
-                  note="UHGEval lead: first sentence of its real continuation vs another article's, and vs an evasive reply")
+    return _relevance_pairs("relevance-zh", "zh", rng.sample(uhgeval_rows(), limit), "real_first", rng,
+                            "UHGEval lead: first sentence of its real continuation vs another article's, and vs an evasive reply")
 
 
 def faithbench(limit: int, seed: int) -> DevSet:
