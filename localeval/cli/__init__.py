@@ -13,6 +13,7 @@ import click
 
 from .. import __version__
 from .calibrate import calibrate
+from .check import check
 from .compare import compare
 from .errors import EXIT_USER_ERROR
 from .generate import generate, retrieve
@@ -30,7 +31,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-for command in (score, generate, retrieve, list_metrics, models, calibrate, compare):
+for command in (score, generate, retrieve, list_metrics, models, calibrate, compare, check):
     cli.add_command(command)
 
 
