@@ -19,6 +19,7 @@ from .errors import EXIT_USER_ERROR
 from .generate import generate, retrieve
 from .metrics import list_metrics
 from .models import models
+from .report import report
 from .score import score
 
 
@@ -31,7 +32,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-for command in (score, generate, retrieve, list_metrics, models, calibrate, compare, check):
+for command in (score, generate, retrieve, list_metrics, models, calibrate, compare, report, check):
     cli.add_command(command)
 
 
