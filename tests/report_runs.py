@@ -8,6 +8,8 @@ test that builds it must hold the model lock.
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ LOCALEVAL = Path(sys.executable).with_name("localeval")
 TINY = "smollm2-135m-instruct-q4_1"
 CHINESE_QUESTION = "长城主要是在哪个朝代修建的？"
 CHINESE_ANSWER = "现存的长城大部分是明朝修建的。"
+DATA_BLOCK = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
 MARKUP_ANSWER = "Water boils at <b>100 °C</b> at sea level.<script>alert('x')</script>"
 
 
@@ -62,10 +65,8 @@ def system_b() -> list[dict[str, Any]]:
         contexts = list(record["contexts"])
         if record["id"] == "en-eiffel":
             contexts = [contexts[1]]
-        elif record["id"] != "zh-photo":
+        else:  # reversed: the relevant context drops to rank 2, except on zh-photo, where A had it at 2
             contexts = contexts[::-1]
-        else:
-            contexts = contexts[::-1]  # zh-photo: B ranks the relevant context first, so B wins there
         if record["id"] == "en-mito":
             record["answer"] = "It is part of the cell."
         record["contexts"] = contexts
@@ -101,3 +102,8 @@ def judged_run(folder: Path) -> Path:
               "--n-ctx", "2048", "--cache", str(folder / "judge.sqlite"), "--labels", str(labels))
     localeval("calibrate", str(out), "--labels", str(labels), "-q")
     return out
+
+
+def report_data(html: Path) -> dict[str, Any]:
+    """A report's data, read back from its HTML as the page's script reads it."""
+    return json.loads(DATA_BLOCK.search(html.read_text(encoding="utf-8")).group(1))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -22,15 +21,7 @@ from localeval.stats.bootstrap import bootstrap_mean_ci
 from localeval.stats.compare import compare_runs
 
 from .conftest import make_run, write_jsonl
-from .report_runs import MARKUP_ANSWER, SYSTEM_A, classical_run, localeval, system_b
-
-DATA_BLOCK = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
-
-
-def embedded(html_path: Path) -> dict[str, Any]:
-    """The report's data, as the page's script reads it."""
-    return json.loads(DATA_BLOCK.search(html_path.read_text(encoding="utf-8")).group(1))
-
+from .report_runs import MARKUP_ANSWER, SYSTEM_A, classical_run, localeval, report_data, system_b
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
@@ -43,7 +34,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
 
 def test_summary_histograms_and_intervals_match_the_run(two_runs) -> None:
     a, _, out = two_runs
-    data = embedded(out)
+    data = report_data(out)
     run = data["runs"][0]
     summary = json.loads((a / "summary.json").read_text())
     assert [r["column"] for r in run["summary"]] == list(summary["metrics"])
@@ -61,7 +52,7 @@ def test_summary_histograms_and_intervals_match_the_run(two_runs) -> None:
 
 def test_comparison_and_win_loss_lists(two_runs) -> None:
     a, b, out = two_runs
-    cmp = embedded(out)["comparison"]
+    cmp = report_data(out)["comparison"]
     expected = compare_runs([load_run(a, str(a)), load_run(b, str(b))], n_boot=500)
     assert cmp["columns"] == json.loads(json.dumps(expected.as_dict()["columns"]))
     mrr = next(w for w in cmp["winloss"] if w["column"] == "mrr")
@@ -74,7 +65,7 @@ def test_comparison_and_win_loss_lists(two_runs) -> None:
 
 def test_samples_carry_contexts_ranks_grades_and_raw_text(two_runs) -> None:
     _, _, out = two_runs
-    samples = {s["id"]: s for s in embedded(out)["runs"][0]["samples"]}
+    samples = {s["id"]: s for s in report_data(out)["runs"][0]["samples"]}
     eiffel = samples["en-eiffel"]
     assert [(c["id"], c["rank"], c["grade"]) for c in eiffel["ctx"]] == [("eiffel-1", 1, 1.0), ("louvre-2", 2, 0.0)]
     assert samples["en-boil"]["a"] == MARKUP_ANSWER  # shown as text by the page, never parsed as HTML
@@ -129,7 +120,7 @@ def test_capped_report_says_so(tmp_path: Path) -> None:
     written = build_report([run], tmp_path / "big.html", max_samples=40, n_boot=200)
     assert written["runs"][0] == {"name": str(run), "n": 40, "max_samples": 40, "all": False, "texts_cut": 0,
                                   "max_text": 4000, "n_samples": 300}
-    data = embedded(tmp_path / "big.html")["runs"][0]
+    data = report_data(tmp_path / "big.html")["runs"][0]
     assert sum(data["histograms"]["rouge_l.f"]["counts"]) == 300  # charts use every sample
     lowest = min(load_run(run).columns["rouge_l.f"])
     assert min(s["v"][data["columns"].index("rouge_l.f")] for s in data["samples"]) == lowest
@@ -139,11 +130,11 @@ def test_long_texts_are_cut_and_counted(tmp_path: Path) -> None:
     record = {"id": 1, "question": "Why?", "answer": "word " * 2000, "contexts": ["Long. " * 1000]}
     run = classical_run(tmp_path, [record], "long")
     build_report([run], tmp_path / "r.html", n_boot=100)
-    sample = embedded(tmp_path / "r.html")["runs"][0]["samples"][0]
+    sample = report_data(tmp_path / "r.html")["runs"][0]["samples"][0]
     assert sample["a"].endswith("… [6,000 more characters in samples.jsonl]")  # 10,000 characters, 4,000 kept
     assert sample["ctx"][0]["text"].startswith("Long. " * 666 + "Long")  # 4,000 characters kept
     assert "hl" not in sample["ctx"][0]  # no context_relevance: nothing highlighted
-    assert embedded(tmp_path / "r.html")["runs"][0]["embedded"]["texts_cut"] == 2
+    assert report_data(tmp_path / "r.html")["runs"][0]["embedded"]["texts_cut"] == 2
 
 
 def test_report_errors_are_one_line(tmp_path: Path, two_runs) -> None:
@@ -155,7 +146,7 @@ def test_report_errors_are_one_line(tmp_path: Path, two_runs) -> None:
     other = classical_run(tmp_path, SYSTEM_A[:3], "other")
     done = localeval("report", str(a), str(other), "-o", str(tmp_path / "r.html"), check=False)
     assert done.returncode == 0 and "warning: no paired comparison" in done.stderr  # still a report of both
-    assert embedded(tmp_path / "r.html")["comparison"]["error"].startswith("no paired comparison: ")
+    assert report_data(tmp_path / "r.html")["comparison"]["error"].startswith("no paired comparison: ")
 
 
 def test_labels_view_from_score_calibrate_or_report_labels(tmp_path: Path) -> None:
@@ -166,7 +157,7 @@ def test_labels_view_from_score_calibrate_or_report_labels(tmp_path: Path) -> No
     run = tmp_path / "a"
     localeval("score", str(data), "-o", str(run), "-q", "-m", "rouge_l", "--labels", str(labels), *mapping)
     build_report([run], tmp_path / "1.html", n_boot=100)
-    view = embedded(tmp_path / "1.html")["runs"][0]
+    view = report_data(tmp_path / "1.html")["runs"][0]
     ppi = json.loads((run / "summary.json").read_text())["ppi"]["metrics"]["rouge_l.recall"]
     assert view["labels"]["source"].startswith("summary.json (localeval score --labels")
     assert view["labels"]["metrics"]["rouge_l.recall"] == {"ppi": ppi}  # no agreement without the labels themselves
@@ -176,11 +167,11 @@ def test_labels_view_from_score_calibrate_or_report_labels(tmp_path: Path) -> No
     localeval("calibrate", str(run), "--labels", str(labels), *mapping, "-q")
     build_report([run], tmp_path / "2.html", n_boot=100)
     calibration = json.loads((run / "calibration.json").read_text())["metrics"]["rouge_l.recall"]
-    view = embedded(tmp_path / "2.html")["runs"][0]
+    view = report_data(tmp_path / "2.html")["runs"][0]
     assert view["labels"]["metrics"]["rouge_l.recall"]["agreement"] == calibration["agreement"]
 
     localeval("report", str(run), "-o", str(tmp_path / "3.html"), "--labels", str(labels), *mapping, "--n-boot", "100")
-    samples = {s["id"]: s for s in embedded(tmp_path / "3.html")["runs"][0]["samples"]}
+    samples = {s["id"]: s for s in report_data(tmp_path / "3.html")["runs"][0]["samples"]}
     assert samples["en-boil"]["lab"] == {"rouge_l.recall": 0} and "lab" not in samples["en-orwell"]
 
 
@@ -188,7 +179,7 @@ def test_a_column_no_sample_was_scored_on_is_still_reported(tmp_path: Path) -> N
     records = [{k: v for k, v in r.items() if k != "reference_doc_ids"} for r in SYSTEM_A]  # retrieval skips all
     run = classical_run(tmp_path, records, "noref")
     build_report([run], tmp_path / "r.html", n_boot=100)
-    data = embedded(tmp_path / "r.html")["runs"][0]
+    data = report_data(tmp_path / "r.html")["runs"][0]
     mrr = next(r for r in data["summary"] if r["column"] == "mrr")
     assert (mrr["n"], mrr["mean"], mrr["ci"]) == (0, None, None)
     assert mrr["skipped"] == {"contexts have no ids": 1, "missing field 'reference_doc_ids'": 5}

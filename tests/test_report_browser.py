@@ -9,8 +9,6 @@ a GGUF model: run this file under the model lock on a shared machine.
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,10 +16,8 @@ from typing import Any
 import pytest
 
 from .browser import INSTALL_HINT, chromium, chromium_path, open_report
-from .report_runs import CHINESE_ANSWER, CHINESE_QUESTION, MARKUP_ANSWER, classical_run, judged_run, localeval, system_b
-
-DATA_BLOCK = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
-
+from .report_runs import (CHINESE_ANSWER, CHINESE_QUESTION, MARKUP_ANSWER, classical_run, judged_run, localeval,
+                          report_data, system_b)
 
 @pytest.fixture(scope="module")
 def browser():
@@ -47,10 +43,6 @@ def visit(browser, report: Path):
     opened.page.close()
 
 
-def payload(report: Path) -> dict[str, Any]:
-    return json.loads(DATA_BLOCK.search(report.read_text(encoding="utf-8")).group(1))
-
-
 def test_opens_offline_without_errors(visit, report: Path) -> None:
     assert visit.page.evaluate("document.documentElement.getAttribute('data-ready')") == "1"
     assert visit.errors == []
@@ -62,7 +54,7 @@ def test_opens_offline_without_errors(visit, report: Path) -> None:
 
 
 def test_every_chart_is_drawn(visit, report: Path) -> None:
-    data = payload(report)
+    data = report_data(report)
     drawn = visit.page.evaluate("""[...document.querySelectorAll('.chart')].map((div) => {
       const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
       return {svg: div.querySelectorAll('svg.main-svg').length,
@@ -99,7 +91,7 @@ def test_clicking_a_sample_opens_its_drilldown_in_chinese(browser, report: Path)
         assert drill.locator(".context").count() == 2 and "zh-wall-1" in drill.locator(".context").first.inner_text()
         assert drill.locator("table.statements").count() >= 1  # faithfulness statements with their P
         assert drill.locator("span.badge", has_text="human faithfulness = 1").count() == 1
-        zh = next(e for e in payload(report)["runs"][0]["samples"] if e["id"] == "zh-wall")
+        zh = next(e for e in report_data(report)["runs"][0]["samples"] if e["id"] == "zh-wall")
         assert drill.locator(".context mark.needed").count() == sum(len(c.get("hl", [])) for c in zh["ctx"])  # chosen sentences
         assert opened.errors == []
         fonts = _platform_fonts(page, "#samples tr.drill .text-block >> nth=1")
@@ -142,7 +134,7 @@ def test_win_loss_rows_open_both_systems(visit, report: Path) -> None:
     assert rows.count() == 1 and rows.first.inner_text().startswith("zh-photo")
     rows.first.click()
     names = page.locator("#winloss tr.drill .drill-side > h3").all_inner_texts()
-    assert names == [run["name"] for run in payload(report)["runs"]]
+    assert names == [run["name"] for run in report_data(report)["runs"]]
     assert page.locator("#winloss tr.drill .drill-side", has_text="光合作用需要哪些原料？").count() == 2
 
 
