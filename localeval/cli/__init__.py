@@ -13,11 +13,13 @@ import click
 
 from .. import __version__
 from .calibrate import calibrate
+from .check import check
 from .compare import compare
 from .errors import EXIT_USER_ERROR
 from .generate import generate, retrieve
 from .metrics import list_metrics
 from .models import models
+from .report import report
 from .score import score
 
 
@@ -30,7 +32,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-for command in (score, generate, retrieve, list_metrics, models, calibrate, compare):
+for command in (score, generate, retrieve, list_metrics, models, calibrate, compare, report, check):
     cli.add_command(command)
 
 

@@ -7,10 +7,9 @@ from pathlib import Path
 import click
 
 from ..files import write_json_atomic
+from ..results.writer import CALIBRATION_FILE
 from .errors import user_errors
 from .options import pairs_callback
-
-CALIBRATION_FILE = "calibration.json"
 
 
 @click.command()

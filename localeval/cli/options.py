@@ -52,6 +52,24 @@ def judge_settings(judge: str | None = None, embedder: str | None = None, gpu_la
                         prompts_dir=str(prompts_dir) if prompts_dir else None, lang=lang)
 
 
+def interval_options(n_boot: int, what: str) -> Callable[[Command], Command]:
+    """--n-boot, --confidence and --seed of the commands that draw bootstrap intervals (`what` they are for)."""
+
+    def decorate(command: Command) -> Command:
+        options = [
+            click.option("--n-boot", default=n_boot, show_default=True, type=click.IntRange(min=100),
+                         help=f"Bootstrap resamples for {what}."),
+            click.option("--confidence", default=0.95, show_default=True,
+                         type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Confidence level of the intervals."),
+            click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap's random generator."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
 def metric_options(command: Command) -> Command:
     """One flag per metric option in the registry; the values arrive as keyword arguments by option name."""
     from ..metrics.registry import options
@@ -89,3 +107,16 @@ def pairs_callback(example: str) -> Callable[[click.Context, click.Parameter, tu
             raise click.BadParameter(str(exc)) from None
 
     return callback
+
+
+def run_labels(values: tuple[str, ...], runs: tuple[Path, ...]) -> dict[str, Path]:
+    """RUN=LABELS pairs; RUN must be one of the runs given (split at the last '=', since RUN is a path).
+    With a single run, a bare LABELS belongs to it."""
+    names = [str(r) for r in runs]
+    if len(names) == 1:
+        values = tuple(v if v.rpartition("=")[0] in names else f"{names[0]}={v}" for v in values)
+    pairs = parse_pairs(values, "--labels", "RUN=LABELS", last=True)
+    for run in pairs:
+        if run not in names:
+            raise OptionError(f"--labels '{run}=...': {run} is not one of the runs given ({', '.join(sorted(names))})")
+    return {run: Path(path) for run, path in pairs.items()}

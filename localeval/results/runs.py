@@ -8,6 +8,8 @@ Ids are compared as strings, as `localeval score` writes them.
 
 from __future__ import annotations
 
+import difflib
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +20,8 @@ from numpy.typing import NDArray
 
 from ..data.loading import iter_jsonl
 from ..errors import InputError
-from ..files import check_readable
-from .writer import SAMPLES_FILE
+from ..files import check_readable, read_text
+from .writer import CALIBRATION_FILE, SAMPLES_FILE, SUMMARY_JSON
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,47 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
     return ScoredRun(name=name or str(run), source=source, ids=ids, columns=columns, index=index)
 
 
+def run_folder(run: Path) -> Path:
+    """The folder of a run given as RUN_DIR or as its samples file."""
+    return run if run.is_dir() else run.parent
+
+
+def load_summary(run: Path) -> dict[str, Any]:
+    """RUN_DIR/summary.json: per-column means, settings, judge and its work, the PPI block if labelled."""
+    path = run_folder(run) / SUMMARY_JSON
+    if not run.exists():
+        raise InputError(str(run), None, None, "no such folder; give a folder written by `localeval score --out`")
+    summary = _json_object(path, f"no such file; is {run} a folder written by `localeval score --out`?")
+    if not isinstance(summary.get("metrics"), dict):
+        raise InputError(str(path), None, "metrics", "missing; is this a summary written by `localeval score`?")
+    return summary
+
+
+def load_calibration(run: Path) -> dict[str, Any] | None:
+    """RUN_DIR/calibration.json (written by `localeval calibrate`), or None when the run was not calibrated."""
+    path = run_folder(run) / CALIBRATION_FILE
+    return _json_object(path, "") if path.exists() else None
+
+
+def _json_object(path: Path, missing: str) -> dict[str, Any]:
+    if not path.exists():
+        raise InputError(str(path), None, None, missing)
+    try:
+        value = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), exc.lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(value, dict):
+        raise InputError(str(path), None, None, "must hold a JSON object")
+    return value
+
+
 def column_listing(columns: Mapping[str, Any]) -> str:
     names = sorted(columns)
     return ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "") if names else "no columns"
+
+
+def unknown_column(column: str, columns: Mapping[str, Any]) -> str:
+    """'faithfulnes' → "no metric column 'faithfulnes'; did you mean 'faithfulness'? (it has ...)"."""
+    close = difflib.get_close_matches(column, list(columns), n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"the run has no metric column '{column}'{hint} (it has {column_listing(columns)})"

@@ -18,6 +18,8 @@ from ..files import dumps, temp_name
 SAMPLES_FILE = "samples.jsonl"
 SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
+#: Written into a run folder by `localeval calibrate`.
+CALIBRATION_FILE = "calibration.json"
 
 
 class ResultWriter:
