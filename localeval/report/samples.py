@@ -150,6 +150,8 @@ def _sample(row: dict[str, Any], source: str, line: int | None) -> Sample:
 
 def _contexts(sample: Sample, needed: set[int], details: Mapping[str, Any], texts: _Texts) -> list[dict[str, Any]]:
     useful = (details.get("context_precision") or {}).get("useful") or []
+    relevant = {p.get("rank"): p.get("p") for p in (details.get("passage_relevance") or {}).get("passages") or []
+                if isinstance(p, dict)}
     spans = needed_spans(sample.contexts or (), needed)
     out = []
     for rank, (context, marked) in enumerate(zip(sample.contexts or (), spans), start=1):
@@ -160,6 +162,8 @@ def _contexts(sample: Sample, needed: set[int], details: Mapping[str, Any], text
             entry["grade"] = sample.relevance.get(context.id, 0.0)
         if rank <= len(useful) and isinstance(useful[rank - 1], dict):
             entry["useful"] = useful[rank - 1].get("p")
+        if relevant.get(rank) is not None:
+            entry["relevant"] = relevant[rank]
         out.append(entry)
     return out
 

@@ -7,11 +7,14 @@ const DETAIL_VIEWS = {
   context_recall: (d) => statementsView(d, "attributable", "Statements of the reference, each checked against the contexts"),
   answer_relevance: questionsView,
   answer_relevance_rating: ratingView,
-  context_relevance: (d) => h("div", {class: "small"}, `${d.needed.length} of ${d.sentences} context sentences listed as needed `,
+  context_relevance: (d) => h("div", {class: "small"}, `${d.needed.length} of ${d.sentences} context sentences ${
+    d.p ? "judged needed (P ≥ 0.5)" : "listed as needed"} `,
     h("mark", {class: "needed"}, "highlighted"), " in the contexts above",
     d.out_of_range_numbers_ignored ? ` (${d.out_of_range_numbers_ignored} out-of-range numbers ignored)` : ""),
   context_precision: (d) => h("div", {class: "small"},
     `P(useful for the ${d.against}) is shown on each context; ${d.useful.filter((u) => u.relevant).length} of ${d.useful.length} at ≥ 0.5`),
+  passage_relevance: (d) => h("div", {class: "small"},
+    `P(relevant to the question) is shown on each context; ${d.passages.filter((p) => p.relevant).length} of ${d.passages.length} at ≥ 0.5`),
 };
 
 function drilldown(run, entry) {
@@ -82,9 +85,11 @@ function contextsView(entry, lang) {
       add(head, h("span", {class: "badge " + (ctx.grade > 0 ? "good" : ""), title: "grade in reference_doc_ids"},
                     ctx.grade > 0 ? `relevant (grade ${ctx.grade})` : "not relevant"));
     }
-    if (ctx.useful != null) {
-      const node = h("span", {class: "chip", title: "judge: P(this context is useful)"}, `P(useful) ${fmt(ctx.useful)}`);
-      node.style.background = scoreColour(ctx.useful);
+    for (const [key, label, title] of [["useful", "P(useful)", "judge: P(this context is useful)"],
+                                       ["relevant", "P(relevant)", "judge: P(this context answers the question)"]]) {
+      if (ctx[key] == null) continue;
+      const node = h("span", {class: "chip", title}, `${label} ${fmt(ctx[key])}`);
+      node.style.background = scoreColour(ctx[key]);
       add(head, node);
     }
     const body = h("div", {class: "body", lang}, highlighted(ctx.text, ctx.hl || []));
