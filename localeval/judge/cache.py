@@ -14,7 +14,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import JudgeError
 from ..settings import CACHE_ENV, current
@@ -37,6 +37,11 @@ MIGRATIONS: list[str] = [
     )
     """,
 ]
+
+
+#: One stored call as a row: (key, kind, model_sha256, prompt, value JSON, stats JSON, created).
+Entry = tuple[str, str, str, str, str, str, float]
+ENTRY_COLUMNS = "key, kind, model_sha256, prompt, value, stats, created"
 
 
 def default_cache_path() -> Path:
@@ -87,12 +92,40 @@ class JudgeCache:
 
     def put(self, key: str, *, kind: str, model_sha256: str, prompt: str, value: Any, stats: dict[str, Any]) -> None:
         """Store one result; `allow_nan=False` because a NaN must never be cached as an answer."""
-        self._db.execute(
-            "INSERT OR REPLACE INTO judge_calls (key, kind, model_sha256, prompt, value, stats, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, kind, model_sha256, prompt, json.dumps(value, ensure_ascii=False, allow_nan=False),
-             json.dumps(stats, allow_nan=False), time.time()),
-        )
+        self.put_entries([(key, kind, model_sha256, prompt, json.dumps(value, ensure_ascii=False, allow_nan=False),
+                           json.dumps(stats, allow_nan=False), time.time())])
+
+    def put_entries(self, entries: Sequence[Entry]) -> None:
+        """Store rows exactly as another cache holds them (see `Entry`), in one transaction: how entries
+        made elsewhere (a Ray actor's local cache) join this file, keys and values untouched."""
+        if not entries:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany(f"INSERT OR REPLACE INTO judge_calls ({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 entries)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def export(self, target: str | Path, model_sha256: str | None = None) -> int:
+        """Copy the entries (of one model, when given) into a new cache file at `target`; return how many.
+        A consistent snapshot, taken while other processes may be writing, small enough to ship."""
+        copy = JudgeCache(target)
+        copy.close()
+        self._db.execute("ATTACH DATABASE ? AS snapshot", (str(target),))
+        try:
+            where, args = ("WHERE model_sha256 = ?", (model_sha256,)) if model_sha256 else ("", ())
+            moved = self._db.execute(
+                f"INSERT OR REPLACE INTO snapshot.judge_calls ({ENTRY_COLUMNS}) SELECT {ENTRY_COLUMNS} FROM judge_calls {where}",
+                args).rowcount
+        finally:
+            self._db.execute("DETACH DATABASE snapshot")
+        standalone = sqlite3.connect(str(target))  # out of WAL mode: the file alone then holds every entry
+        standalone.execute("PRAGMA journal_mode=DELETE")
+        standalone.close()
+        return moved
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
