@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from .data.loading import read_samples, validate_file
 from .data.records import Sample, sample_from_record
@@ -22,6 +22,9 @@ from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
 from .progress import Progress
 from .results.aggregate import Summary
 from .results.writer import ResultWriter
+
+if TYPE_CHECKING:
+    from .distributed import RayOptions
 
 DEFAULT_METRICS = "classical"
 BATCH_SIZE = 256
@@ -57,7 +60,7 @@ def evaluate(
     built = build_metrics(metrics, options)
     tally = _new_summary(built)
     rows: list[dict[str, Any]] = []
-    for batch in _batches(_as_samples(samples), batch_size(built)):
+    for batch in batched(_as_samples(samples), batch_size(built)):
         rows.extend(measure_batch(batch, built, tally))
     if not rows:
         raise InputError("<samples>", None, None, "contains no records")
@@ -73,13 +76,19 @@ def score_file(
     columns: Mapping[str, str] | None = None,
     labels: Labelled | None = None,
     progress: bool = False,
+    ray: RayOptions | None = None,
 ) -> dict[str, Any]:
     """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary.
 
     With `labels`, the summary also holds the prediction-powered estimates (see stats.calibration.ppi_summary).
-    `progress` reports samples done, rate and time left on stderr.
+    `progress` reports samples done, rate and time left on stderr. With `ray`, the samples are scored by a
+    pool of Ray actors (distributed/ray_runner.py); the files written are the same.
     """
     built = build_metrics(metrics, options)
+    if ray is not None:
+        from .distributed.ray_runner import score_file_ray
+
+        return score_file_ray(path, out_dir, built, options or MetricOptions(), ray, fmt, columns, labels, progress)
     total = validate_file(path, fmt, columns)
     meter = Progress(total) if progress else None
     return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=labels,
@@ -105,16 +114,31 @@ def _score_into(
     samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str,
     extra: dict[str, Any] | None = None, labels: Labelled | None = None, progress: Progress | None = None,
 ) -> dict[str, Any]:
+    batches = (measure_rows(batch, metrics) for batch in batched(samples, batch_size(metrics)))
+    return write_results(batches, metrics, out_dir, source, extra, labels, progress)
+
+
+def write_results(
+    row_batches: Iterable[list[dict[str, Any]]], metrics: Sequence[Metric], out_dir: Path, source: str,
+    extra: dict[str, Any] | None = None, labels: Labelled | None = None, progress: Progress | None = None,
+    judge_info: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Rows (in input order) → samples.jsonl, the summary tallied from the same rows, one atomic commit.
+
+    Every way of scoring (this process, a Ray cluster) ends here, so the files cannot differ by how the
+    rows were computed. `extra` and `judge_info` are read only after the last row: a producer that learns
+    them while streaming (which judge the actors loaded) may fill them in as it goes."""
     tally = _new_summary(metrics)
     with ResultWriter(out_dir) as writer:
-        for batch in _batches(samples, batch_size(metrics)):
-            for row in measure_batch(batch, metrics, tally):
+        for rows in row_batches:
+            tally_rows(tally, metrics, rows)
+            for row in rows:
                 writer.write_row(row)
             if progress:
-                progress.advance(len(batch))
+                progress.advance(len(rows))
         if progress:
             progress.close()
-        summary = build_summary(tally, metrics, source, extra)
+        summary = build_summary(tally, metrics, source, extra, judge_info)
         if labels is not None:
             from .stats.calibration import ppi_summary
 
@@ -124,6 +148,13 @@ def _score_into(
 
 
 def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Summary) -> list[dict[str, Any]]:
+    """`measure_rows`, counted into `tally`."""
+    rows = measure_rows(batch, metrics)
+    tally_rows(tally, metrics, rows)
+    return rows
+
+
+def measure_rows(batch: Sequence[Sample], metrics: Sequence[Metric]) -> list[dict[str, Any]]:
     """Run every metric on the samples that carry its fields; record skips with their reasons."""
     values: list[dict[str, float]] = [{} for _ in batch]
     details: list[dict[str, Any]] = [{} for _ in batch]
@@ -134,7 +165,6 @@ def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Sum
             reason = next((r for r in map(sample.missing, metric.requires) if r), None)
             if reason:
                 skipped[i][metric.name] = reason
-                tally.add_skip(metric.name, reason)
             else:
                 eligible.append(i)
         outcomes = metric.measure([batch[i] for i in eligible]) if eligible else []
@@ -144,17 +174,29 @@ def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Sum
             outcome = _checked(outcome)
             if isinstance(outcome, Skipped):
                 skipped[i][metric.name] = outcome.reason
-                tally.add_skip(metric.name, outcome.reason)
                 continue
             values[i].update(outcome.values)
-            tally.add_values(metric.name, outcome.values)
             if outcome.details:
                 details[i][metric.name] = outcome.details
-    tally.n_samples += len(batch)
-    return [
-        {"id": sample.id, **sample.record, "metrics": values[i], "details": details[i], "skipped": skipped[i]}
-        for i, sample in enumerate(batch)
-    ]
+    return [row_of(sample, values[i], details[i], skipped[i]) for i, sample in enumerate(batch)]
+
+
+def row_of(sample: Sample, values: dict[str, float], details: dict[str, Any], skipped: dict[str, str]) -> dict[str, Any]:
+    """One line of samples.jsonl: the record as given, then what the metrics made of it."""
+    return {"id": sample.id, **sample.record, "metrics": values, "details": details, "skipped": skipped}
+
+
+def tally_rows(tally: Summary, metrics: Sequence[Metric], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Count finished rows into the summary: each metric's columns, or its skip reason. Per column the
+    values arrive in input order, so the streaming statistics do not depend on who computed the rows."""
+    for row in rows:
+        for metric in metrics:
+            reason = row["skipped"].get(metric.name)
+            if reason is not None:
+                tally.add_skip(metric.name, reason)
+            else:
+                tally.add_values(metric.name, {c: row["metrics"][c] for c in metric.columns if c in row["metrics"]})
+    tally.n_samples += len(rows)
 
 
 def batch_size(metrics: Sequence[Metric]) -> int:
@@ -178,8 +220,10 @@ def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:
     return outcome
 
 
-def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """summary.json's content: per-column statistics, the settings behind them, and versions."""
+def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra: dict[str, Any] | None = None,
+                  judge_info: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json's content: per-column statistics, the settings behind them, and versions. `judge_info`
+    describes the judge when it ran elsewhere (in Ray actors) rather than in this process's kit."""
     summary = {
         "input": source,
         "n_samples": tally.n_samples,
@@ -190,7 +234,8 @@ def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra:
     }
     judged = [m for m in metrics if hasattr(m, "usage")]
     if judged:
-        summary["judge"] = {**judged[0].kit.model_info(), "usage": {m.name: m.usage() for m in judged}}
+        info = judge_info if judge_info is not None else judged[0].kit.model_info()
+        summary["judge"] = {**info, "usage": {m.name: m.usage() for m in judged}}
     return summary
 
 
@@ -212,7 +257,7 @@ def _as_samples(items: Iterable[Sample | Mapping[str, Any]]) -> Iterator[Sample]
         yield sample
 
 
-def _batches(items: Iterator[Sample] | Iterable[Sample], size: int) -> Iterator[list[Sample]]:
+def batched(items: Iterator[Sample] | Iterable[Sample], size: int) -> Iterator[list[Sample]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch
