@@ -175,4 +175,6 @@ class ChunkScorer:
         finally:
             self.cache.flush()
         usage = {m.name: (m.used() - before[m.name]).as_dict() for m in self.judged}  # type: ignore[attr-defined]
-        return {"rows": rows, "usage": usage, "node": self.label, "judge": self.kit.model_info()}
+        # Which judge answered, as a single process reports it: only once it was asked something.
+        asked = any(u["calls"] or u["cache_hits"] for u in usage.values())
+        return {"rows": rows, "usage": usage, "node": self.label, "judge": self.kit.model_info() if asked else {}}

@@ -29,6 +29,7 @@ from ..data.loading import validate_file
 from ..errors import LocalevalError, ModelError, OptionError
 from ..judge.backend import CallStats
 from ..metrics import JudgeOptions, Metric, MetricOptions
+from ..models import names_a_path
 from ..pipeline import Labelled, batch_size, write_results
 from ..progress import Progress
 from ..settings import Settings
@@ -43,9 +44,9 @@ RETRIES = 2
 LOST = "its Ray actor died on every attempt (a crash, or killed for memory; see the Ray logs)"
 
 
-def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options: MetricOptions, ray_options: RayOptions,
-                   fmt: str | None = None, columns: Mapping[str, str] | None = None, labels: Labelled | None = None,
-                   progress: bool = False) -> dict[str, Any]:
+def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options: MetricOptions,
+                   ray_options: RayOptions, fmt: str | None = None, columns: Mapping[str, str] | None = None,
+                   labels: Labelled | None = None, progress: bool = False) -> dict[str, Any]:
     """Score `path` on a Ray cluster into `out_dir`; the files equal those of `pipeline.score_file`."""
     ray_options.check(options.judge.gpu_layers)
     total = validate_file(path, fmt, columns)
@@ -86,9 +87,9 @@ def _connected(ray: Any, address: str | None) -> Iterator[None]:
         context.enable_progress_bars = False
         context.print_on_execution_start = False
         context.max_errored_blocks = -1  # a chunk that failed every retry is redone sample by sample
-        context.max_tasks_in_flight_per_actor = 1  # a queued chunk would wait behind a slow one
         logging.getLogger("ray.data").setLevel(logging.WARNING)
-        logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "progress bars disabled": we have ours
+        # Its one line, "progress bars disabled", would only say that localeval shows its own.
+        logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)
         yield
     finally:
         ray.shutdown()
@@ -107,7 +108,7 @@ def _for_actors(options: MetricOptions, ray_options: RayOptions) -> MetricOption
 
 
 def _absolute(name_or_path: str | None) -> str | None:
-    if name_or_path is None or not ("/" in name_or_path or name_or_path.endswith(".gguf") or Path(name_or_path).exists()):
+    if name_or_path is None or not names_a_path(name_or_path):
         return name_or_path  # a registry name: each node resolves it in its own models folder
     return str(Path(name_or_path).expanduser().absolute())
 
@@ -121,6 +122,8 @@ def _check_nodes(ray: Any, kinds: Sequence[str], options: MetricOptions, ray_opt
         raise OptionError(f"no node of the Ray cluster has {ray_options.cpus_per_actor:g} CPUs"
                           f"{f' and {ray_options.gpus_per_actor:g} GPUs' if ray_options.gpus_per_actor else ''} "
                           f"for an actor (--ray-cpus-per-actor, --ray-gpus-per-actor)")
+    if not kinds:
+        return None  # no model to look for: spare every node a worker's start-up
     check = ray.remote(num_cpus=0)(check_node)
     reports = ray.get([check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
                        .remote(kinds, options) for n in nodes])
@@ -129,8 +132,8 @@ def _check_nodes(ray: Any, kinds: Sequence[str], options: MetricOptions, ray_opt
             raise ModelError(f"node {label}: {problem}")
     hashes = {label: sha for label, _, sha in reports}
     if len(set(hashes.values())) > 1:
-        raise ModelError("the judge file differs between nodes (sha256 " +
-                         ", ".join(f"{sha[:12]} on {label}" for label, sha in hashes.items()) + "); copy one file to all")
+        which = ", ".join(f"{sha[:12]} on {label}" for label, sha in hashes.items())
+        raise ModelError(f"the judge file differs between nodes (sha256 {which}); give every node the same file")
     return next(iter(hashes.values()))
 
 
@@ -236,7 +239,9 @@ class _Run:
 
     def _pool(self, tasks: int) -> Any:
         most = min(self.actors, tasks)
-        return self.ray.data.ActorPoolStrategy(min_size=max(1, min(most, self.capacity)), max_size=most)
+        # One chunk at a time per actor: a chunk queued behind a slow one would wait while others idle.
+        return self.ray.data.ActorPoolStrategy(min_size=max(1, min(most, self.capacity)), max_size=most,
+                                               max_tasks_in_flight_per_actor=1)
 
     def _accept(self, result: dict[str, Any]) -> list[dict[str, Any]]:
         """Count a result's judge work and node; raise the localeval error an actor reported."""
