@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from .data.loading import read_samples, validate_file
 from .data.records import Sample, sample_from_record
@@ -25,6 +25,8 @@ from .results.writer import ResultWriter
 
 if TYPE_CHECKING:
     from .distributed import RayOptions
+
+T = TypeVar("T")
 
 DEFAULT_METRICS = "classical"
 BATCH_SIZE = 256
@@ -257,7 +259,7 @@ def _as_samples(items: Iterable[Sample | Mapping[str, Any]]) -> Iterator[Sample]
         yield sample
 
 
-def batched(items: Iterator[Sample] | Iterable[Sample], size: int) -> Iterator[list[Sample]]:
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch

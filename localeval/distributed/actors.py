@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from .. import models
-from ..data.loading import read_samples
-from ..data.records import Sample
+from ..data.loading import iter_records
+from ..data.records import Sample, sample_from_record
 from ..errors import LocalevalError, ModelError
 from ..judge.kit import JudgeKit
 from ..metrics import Metric, MetricOptions, build_metrics
@@ -100,25 +100,36 @@ def measure_isolated(window: Sequence[Sample], metrics: Sequence[Metric], where:
     return [row_of(window[0], values, details, skipped)]
 
 
+#: What the feeder serves: the input's path (for messages) and (line number, decoded record) pairs.
+Records = tuple[str, list[tuple[int, Any]]]
+
+
+def as_samples(records: Records) -> list[Sample]:
+    """The feeder's records as Samples: done by each actor, so the feeder's one process only reads."""
+    source, items = records
+    return [sample_from_record(record, source, line) for line, record in items]
+
+
 class InputFeeder:
     """Runs as a Ray actor on the driver's node: reads the input file once, in order, and serves chunks.
 
     Chunks are read ahead only as far as the highest one asked for and kept until the driver has written
     them (`release`), so a chunk Ray retries is served again and memory stays bounded by the chunks in
-    flight, not by the file."""
+    flight, not by the file. The driver validated the whole file first, so records are served as decoded."""
 
     def __init__(self, path: str, fmt: str | None, columns: Mapping[str, str] | None, chunk_size: int) -> None:
-        self._reader: Iterator[list[Sample]] = batched(read_samples(Path(path), fmt, columns), chunk_size)
-        self._chunks: dict[int, list[Sample]] = {}
+        self._path = path
+        self._reader: Iterator[list[tuple[int, Any]]] = batched(iter_records(Path(path), fmt, columns), chunk_size)
+        self._chunks: dict[int, list[tuple[int, Any]]] = {}
         self._read = 0
 
-    def samples(self, chunk: int, start: int, stop: int) -> list[Sample]:
+    def records(self, chunk: int, start: int, stop: int) -> Records:
         while self._read <= chunk:
             self._chunks[self._read] = next(self._reader)
             self._read += 1
         if chunk not in self._chunks:
             raise RuntimeError(f"chunk {chunk} was asked for after the driver wrote it")
-        return self._chunks[chunk][start:stop]
+        return self._path, self._chunks[chunk][start:stop]
 
     def release(self, chunk: int) -> None:
         self._chunks.pop(chunk, None)
@@ -164,7 +175,7 @@ class ChunkScorer:
 
         if self.error is not None:
             return {"error": self.error}
-        samples = ray.get(self.feeder.samples.remote(chunk, start, stop))
+        samples = as_samples(ray.get(self.feeder.records.remote(chunk, start, stop)))
         before = {m.name: m.used() for m in self.judged}  # type: ignore[attr-defined]
         rows: list[dict[str, Any]] = []
         try:

@@ -34,7 +34,7 @@ from ..pipeline import Labelled, batch_size, write_results
 from ..progress import Progress
 from ..settings import Settings
 from . import RayOptions
-from .actors import ChunkScorer, InputFeeder, check_node, failed_row, models_needed
+from .actors import ChunkScorer, InputFeeder, as_samples, check_node, failed_row, models_needed
 from .cache_flow import CacheSink, snapshot_bytes
 
 #: Chunks of cheap metrics hold this many of their batches: enough to hide Ray's per-task cost.
@@ -205,7 +205,7 @@ class _Run:
             return
         redo = [c for c in range(following, self.n_chunks) if c not in done]
         alone = {}
-        samples = {c: self.ray.get(self.feeder.samples.remote(c, 0, self.chunk)) for c in redo}
+        samples = {c: as_samples(self.ray.get(self.feeder.records.remote(c, 0, self.chunk))) for c in redo}
         self.info["retried_alone"] = sum(len(s) for s in samples.values())
         for chunk, start, result in self._pass([(c, i, i + 1) for c in redo for i in range(len(samples[c]))]):
             alone[chunk, start] = self._accept(result)
