@@ -37,7 +37,7 @@ class ForwardingCache(JudgeCache):
     """An actor's cache: a private copy of the snapshot that also sends each new entry to the sink."""
 
     def __init__(self, path: Path, sink: Any) -> None:
-        super().__init__(path)
+        super().__init__(path, any_thread=True)
         self._sink = sink
         self._in_flight: list[Any] = []
 
@@ -66,7 +66,7 @@ class CacheSink:
     """Runs as a Ray actor on the driver's node and writes the driver's cache file (one writer, in order)."""
 
     def __init__(self, cache_path: str) -> None:
-        self._cache = JudgeCache(cache_path)
+        self._cache = JudgeCache(cache_path, any_thread=True)
 
     def put_entries(self, entries: list[Entry]) -> int:
         self._cache.put_entries([tuple(entry) for entry in entries])  # type: ignore[misc]

@@ -59,12 +59,15 @@ def make_key(**parts: Any) -> str:
 class JudgeCache:
     """Key → (value, stats of the call that computed it). Values are JSON, so they round-trip exactly."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, any_thread: bool = False) -> None:
+        """`any_thread`: the owner calls from another thread than the one that opened the cache, one call
+        at a time (a Ray actor: Ray Data builds it in one thread and runs its batches in another)."""
         self.path = Path(path) if path is not None else default_cache_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: autocommit, each INSERT is durable on return.
-            self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+            self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0,
+                                       check_same_thread=not any_thread)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
