@@ -39,7 +39,10 @@ TINY = "smollm2-135m-instruct-q4_1"
 # classical + two judge metrics, one of them with the embedder: every model an actor can hold.
 METRICS = "classical,faithfulness,answer_relevance"
 # One judge sequence and one thread per actor: windows of one sample, so the 8 samples make 8 chunks.
-JUDGE_ARGS = ["--judge", TINY, "--threads", "1", "--parallel", "1", "--n-ctx", "2048"]
+# Statements by sentence splitting and one generated question keep it to ~2 judge calls a sample (the
+# test is about where calls run and how their entries travel, not about those options): ~3.5 min in all.
+JUDGE_ARGS = ["--judge", TINY, "--threads", "1", "--parallel", "1", "--n-ctx", "2048",
+              "--faithfulness-statements", "sentences", "--n-questions", "1"]
 
 # A metric plugin (found through its entry point, like any plugin) whose process dies on one sample, as a
 # segfaulting native library or the kernel's OOM killer would end it, and which raises on another.
