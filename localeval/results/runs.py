@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Iterable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..data.loading import iter_jsonl
+from ..data.records import identifier
 from ..errors import InputError
 from ..files import check_readable
 from .writer import SAMPLES_FILE
@@ -64,7 +65,7 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
     for line, record in iter_jsonl(path):
         if not isinstance(record, dict) or "id" not in record:
             raise InputError(source, line, "id", "missing; every scored sample has an id")
-        sample_id = str(record["id"])
+        sample_id = identifier(record["id"], lambda message: InputError(source, line, "id", message))
         if sample_id in index:
             raise InputError(source, line, "id", f"duplicate id '{sample_id}'")
         metrics = record.get("metrics", {})
@@ -87,6 +88,6 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
     return ScoredRun(name=name or str(run), source=source, ids=ids, columns=columns, index=index)
 
 
-def column_listing(columns: Mapping[str, Any]) -> str:
+def column_listing(columns: Iterable[str]) -> str:
     names = sorted(columns)
     return ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "") if names else "no columns"
