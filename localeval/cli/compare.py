@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import OptionError
-from ..files import write_json_atomic
+from ..files import check_output_file, write_json_atomic
 from ..settings import parse_pairs
 from .errors import user_errors
 from .options import pairs_callback
@@ -17,7 +17,8 @@ from .options import pairs_callback
 @click.argument("run_dirs", metavar="RUN_A RUN_B [RUN...]", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-m", "--metrics", "columns", default=None, help="Comma-separated metric columns (default: every shared column).")
 @click.option("--n-boot", default=10_000, show_default=True, type=click.IntRange(min=1), help="Bootstrap resamples.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap's random generator.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the bootstrap's random generator.")
 @click.option("--confidence", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
 @click.option("-l", "--labels", "run_labels", multiple=True, metavar="RUN=LABELS",
@@ -40,6 +41,8 @@ def compare(run_dirs: tuple[Path, ...], columns: str | None, n_boot: int, seed: 
 
     if len(run_dirs) < 2:
         raise click.UsageError("give at least two runs to compare")
+    if out_path:
+        check_output_file(out_path)
     runs = [load_run(path, name=str(path)) for path in run_dirs]
     labels = {name: load_labels(path, next(r for r in runs if r.name == name), label_columns)
               for name, path in _run_labels(run_labels, run_dirs).items()}
