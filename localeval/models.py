@@ -222,6 +222,8 @@ def _check_user_path(path: Path, kind: str) -> Path:
 
 def _check_gguf(path: Path) -> None:
     """The first bytes of a GGUF file are its magic; anything else would fail inside llama.cpp."""
+    if not path.is_file():  # a FIFO would block the read below forever
+        raise ModelError(f"judge file {path} is not a regular file")
     try:
         with path.open("rb") as handle:
             magic = handle.read(4)

@@ -249,6 +249,8 @@ case("judge_truncated_gguf", score("ok.jsonl", "-m", "faithfulness", "--judge", 
      message="judge truncated.gguf could not be loaded by llama.cpp", absent=["out"])
 case("judge_not_gguf", score("ok.jsonl", "-m", "faithfulness", "--judge", "ok.jsonl"), message="judge file ok.jsonl is not a GGUF file")
 case("judge_missing_file", score("ok.jsonl", "-m", "faithfulness", "--judge", "models/none.gguf"), message="judge path models/none.gguf does not exist")
+case("judge_file_is_a_fifo", score("ok.jsonl", "-m", "faithfulness", "--judge", "judge.gguf"), setup={"mkfifo": ["judge.gguf"]},
+     message="judge file judge.gguf is not a regular file")
 case("judge_unknown_name", score("ok.jsonl", "-m", "faithfulness", "--judge", "gpt-4"), message="'gpt-4' is not a registered judge")
 case("embedder_unknown_name", score("ok.jsonl", *JUDGE, "--embedder", "bert-huge"), message="'bert-huge' is not a registered embedder")
 case("prompts_folder_missing", score("ok.jsonl", *JUDGE, "--prompts", "my_prompts"), message="--prompts my_prompts: no such folder")
