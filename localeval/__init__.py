@@ -16,5 +16,6 @@ from .pipeline import Result, evaluate, score_file  # noqa: E402
 
 __all__ = [
     "Context", "InputError", "JudgeOptions", "LocalevalError", "Measurement", "MetricNameError", "MetricOptions",
-    "ModelError", "OutputError", "Result", "Sample", "Skipped", "build_metrics", "evaluate", "register_metric", "score_file",
+    "ModelError", "OutputError", "Result", "Sample", "Skipped", "build_metrics", "evaluate", "register_metric",
+    "score_file",
 ]
