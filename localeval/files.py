@@ -46,8 +46,8 @@ def decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
                 try:
                     text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
-                    raise InputError(str(path), number, None,
-                                     f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+                    message = f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                    raise InputError(str(path), number, None, message) from None
                 yield number, text
     except OSError as exc:  # e.g. EIO, or a file that vanished between the check and the read
         raise InputError(str(path), None, None, f"cannot read: {exc.strerror or exc}") from None

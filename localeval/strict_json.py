@@ -46,7 +46,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _Refused("appears twice in one object (JSON readers would silently keep only the last value)", key)
+                raise _Refused("appears twice in one object (a JSON reader would keep only the last value)", key)
             seen.add(key)
     return obj
 
@@ -149,8 +149,11 @@ def _too_deep(text: str) -> int | None:
 
 def _column_of(text: str, refused: _Refused) -> str:
     """Where a refused literal is, when it can be found without decoding again."""
-    pattern = _LONG_INTEGER if "digits" in refused.message else _CONSTANT if "not a JSON number" in refused.message else None
-    if pattern is None:
+    if "digits" in refused.message:
+        pattern = _LONG_INTEGER
+    elif "not a JSON number" in refused.message:
+        pattern = _CONSTANT
+    else:
         return ""
     match = next((m for m in pattern.finditer(text) if m.group(1)), None)
     return f" at column {match.start(1) + 1}" if match else ""
