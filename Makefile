@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install models demo test browser bench clean
+.PHONY: install models demo test browser fuzz bench clean
 
 install: $(DEPS) models
 
@@ -44,6 +44,10 @@ browser:
 	@command -v chromium >/dev/null 2>&1 && fc-list :lang=zh family | grep -q . || \
 	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-noto-cjk)
 
+# The input readers fuzzed far longer than `make test` does (tests/test_fuzz.py, hypothesis profile `long`).
+fuzz: install
+	LOCALEVAL_FUZZ=long $(BIN)/python -m pytest -q tests/test_fuzz.py
+
 # Ragas lives in its own venv so that its dependencies never touch localeval's (bench/ragas_compare.py).
 RAGAS_VENV := bench/.venv-ragas
 RAGAS_DEPS := $(RAGAS_VENV)/.deps-installed
@@ -58,7 +62,7 @@ $(RAGAS_DEPS): bench/requirements-ragas.txt
 	$(RAGAS_VENV)/bin/python -m pip install --quiet -r bench/requirements-ragas.txt
 	touch $@
 
-bench: install $(RAGAS_DEPS)
+bench: install $(RAGAS_DEPS) fuzz
 	$(BIN)/python bench/retrieval_bench.py
 	$(BIN)/python bench/streaming_bench.py --rows 1000000
 	$(BIN)/python bench/llama_ceiling.py

@@ -137,7 +137,9 @@ def main() -> None:
               "prompts": args.prompts or "packaged", "options": options}
     print(json.dumps(report, ensure_ascii=False, indent=1))
     out = REPO / "bench" / "results" / f"injection-{date.today()}-{args.judge or 'default'}{'-' + args.tag if args.tag else ''}.json"
-    out.write_text(json.dumps({**report, "rows": [{"id": r["id"], "metrics": r["metrics"]} for r in result.rows]},
+    out.write_text(json.dumps({**report, "rows": [{"id": r["id"], "metrics": r["metrics"], "skipped": r["skipped"],
+                                                   "statements": r["details"].get("faithfulness", {}).get("statements")}
+                                                  for r in result.rows]},
                               ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"results in {out}")
 

@@ -15,13 +15,16 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
+from .data.labels import Labels, read_labels
 from .data.loading import read_samples, validate_file
 from .data.records import Sample, sample_from_record
 from .errors import InputError
+from .files import check_output_dir
 from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
 from .progress import Progress
 from .results.aggregate import Summary
-from .results.writer import ResultWriter
+from .results.writer import RESULT_FILES, ResultWriter
+from .strict_json import check_json_value
 
 if TYPE_CHECKING:
     from .distributed import RayOptions
@@ -60,6 +63,7 @@ def evaluate(
 ) -> Result:
     """Score in-memory samples (dicts in the input format, or Samples); the Python twin of `localeval score`."""
     built = build_metrics(metrics, options)
+    check_models(built)
     tally = _new_summary(built)
     rows: list[dict[str, Any]] = []
     for batch in batched(_as_samples(samples), batch_size(built)):
@@ -86,14 +90,21 @@ def score_file(
     `progress` reports samples done, rate and time left on stderr. With `ray`, the samples are scored by a
     pool of Ray actors (distributed/ray_runner.py); the files written are the same.
     """
-    built = build_metrics(metrics, options)
+    if ray is not None:  # refused before the input is read or Ray starts
+        ray.check((options or MetricOptions()).judge.gpu_layers)
+    built, ids = _checked_options(metrics, options, out_dir, models_here=ray is None), set() if labels else None
+    total = validate_file(path, fmt, columns, ids)
+    human = None
+    if labels is not None:  # checked against the input now, not after the judge has done its work
+        columns_out = [column for metric in built for column in metric.columns]
+        human = read_labels(labels.path, ids or set(), columns_out, labels.columns, str(path))
+    meter = Progress(total) if progress else None
     if ray is not None:
         from .distributed.ray_runner import score_file_ray
 
-        return score_file_ray(path, out_dir, built, options or MetricOptions(), ray, fmt, columns, labels, progress)
-    total = validate_file(path, fmt, columns)
-    meter = Progress(total) if progress else None
-    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=labels,
+        return score_file_ray(path, out_dir, built, options or MetricOptions(), ray, total, fmt, columns, human,
+                              meter)
+    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=human,
                        progress=meter)
 
 
@@ -107,14 +118,39 @@ def score_trec(
     """trec_eval's use case: a run file against qrels; only queries in both are scored (trec_eval without -c)."""
     from .data.trec import read_qrels, read_run, samples_from_trec
 
-    built = build_metrics(metrics, options)
-    samples, counts = samples_from_trec(read_run(run_path), read_qrels(qrels_path))
+    built = _checked_options(metrics, options, out_dir)
+    run, qrels = read_run(run_path), read_qrels(qrels_path)
+    samples, counts = samples_from_trec(run, qrels)
+    if not samples:
+        raise InputError(str(run_path), None, "qid", f"no query is in both the run and {qrels_path} (the run has "
+                         f"{len(run)}, e.g. {_first(run)}; the qrels {len(qrels)}, e.g. {_first(qrels)}); "
+                         "are they for the same topics?")
     return _score_into(iter(samples), built, out_dir, f"{run_path} + {qrels_path}", {"trec": counts})
+
+
+def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None, out_dir: Path,
+                     models_here: bool = True) -> list[Metric]:
+    """Every option checked before the input is read and before any model loads: metric names and option
+    values, where the results go, and the models, cache and prompts the metrics will use. Not
+    `models_here` for a Ray run: the models are needed on the cluster's nodes, which it checks itself."""
+    built = build_metrics(metrics, options)
+    check_output_dir(out_dir, RESULT_FILES)
+    if models_here:
+        check_models(built)
+    return built
+
+
+def check_models(metrics: Sequence[Metric]) -> None:
+    """The judge's and embedder's files, the cache and the prompts of every judge metric, checked cheaply
+    (no model is loaded), so a bad --judge or --cache fails in a second rather than after other work."""
+    kits = {id(kit): kit for kit in (getattr(m, "kit", None) for m in metrics) if kit is not None}
+    for kit in kits.values():
+        kit.check()
 
 
 def _score_into(
     samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str,
-    extra: dict[str, Any] | None = None, labels: Labelled | None = None, progress: Progress | None = None,
+    extra: dict[str, Any] | None = None, labels: Labels | None = None, progress: Progress | None = None,
 ) -> dict[str, Any]:
     batches = (measure_rows(batch, metrics) for batch in batched(samples, batch_size(metrics)))
     return write_results(batches, metrics, out_dir, source, extra, labels, progress)
@@ -122,7 +158,7 @@ def _score_into(
 
 def write_results(
     row_batches: Iterable[list[dict[str, Any]]], metrics: Sequence[Metric], out_dir: Path, source: str,
-    extra: dict[str, Any] | None = None, labels: Labelled | None = None, progress: Progress | None = None,
+    extra: dict[str, Any] | None = None, labels: Labels | None = None, progress: Progress | None = None,
     judge_info: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Rows (in input order) → samples.jsonl, the summary tallied from the same rows, one atomic commit.
@@ -144,7 +180,7 @@ def write_results(
         if labels is not None:
             from .stats.calibration import ppi_summary
 
-            summary["ppi"] = ppi_summary(writer.rows_so_far(), labels.path, labels.columns)
+            summary["ppi"] = ppi_summary(writer.rows_so_far(), labels)
         writer.commit(summary)
     return summary
 
@@ -252,7 +288,12 @@ def _as_samples(items: Iterable[Sample | Mapping[str, Any]]) -> Iterator[Sample]
     """Validate dict records like file records (item numbers stand in for line numbers)."""
     seen: set[str] = set()
     for number, item in enumerate(items, start=1):
-        sample = item if isinstance(item, Sample) else sample_from_record(dict(item), "<samples>", number)
+        if isinstance(item, Sample):
+            sample = item
+        else:  # what a file's strict JSON decoder refuses is refused here too
+            record = dict(item) if isinstance(item, Mapping) else item
+            check_json_value(record, lambda field, message: InputError("<samples>", number, field, message))
+            sample = sample_from_record(record, "<samples>", number)
         if sample.id in seen:
             raise InputError("<samples>", number, "id", f"duplicate id '{sample.id}'")
         seen.add(sample.id)
@@ -263,6 +304,10 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch
+
+
+def _first(ids: Mapping[str, Any]) -> str:
+    return repr(next(iter(ids)))[:40]
 
 
 def _versions() -> dict[str, str]:

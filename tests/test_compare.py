@@ -187,7 +187,7 @@ def test_calibrate_command_writes_report(tmp_path: Path) -> None:
 
 def test_ppi_summary_block(tmp_path: Path) -> None:
     run, labels, _ = _ppi_run(tmp_path)
-    block = ppi_summary(run / "samples.jsonl", labels)
+    block = ppi_summary(run / "samples.jsonl", load_labels(labels, load_run(run)))
     assert set(block["metrics"]) == {"faithfulness"}
     entry = block["metrics"]["faithfulness"]
     assert {"estimate", "ci", "classical_ci", "naive_judge_mean", "lambda"} <= set(entry)

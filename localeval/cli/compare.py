@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..files import write_json_atomic
+from ..files import check_output_file, write_json_atomic
 from .errors import user_errors
 from .options import interval_options, pairs_callback, run_labels
 
@@ -35,6 +35,8 @@ def compare(run_dirs: tuple[Path, ...], columns: str | None, n_boot: int, seed: 
 
     if len(run_dirs) < 2:
         raise click.UsageError("give at least two runs to compare")
+    if out_path:
+        check_output_file(out_path)
     runs = [load_run(path, name=str(path)) for path in run_dirs]
     labels = {name: load_labels(path, next(r for r in runs if r.name == name), label_columns)
               for name, path in run_labels(run_labels_given, run_dirs).items()}

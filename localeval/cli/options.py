@@ -61,7 +61,7 @@ def interval_options(n_boot: int, what: str) -> Callable[[Command], Command]:
                          help=f"Bootstrap resamples for {what}."),
             click.option("--confidence", default=0.95, show_default=True,
                          type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Confidence level of the intervals."),
-            click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap's random generator."),
+            click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the bootstrap's random generator."),
         ]
         for option in reversed(options):
             command = option(command)

@@ -1,7 +1,8 @@
 """The driver of a cluster run: `localeval score INPUT --ray [ADDRESS]`.
 
-1. Everything a single-process run checks is checked first, here: metric names and options, then the
-   whole input (the same one-line errors), then every node that could hold an actor has the models.
+1. Everything a single-process run checks is checked first, by `pipeline.score_file`: metric names and
+   options, the output folder, then the whole input (the same one-line errors); then here, the cache file
+   and every node that could hold an actor has the models (the driver's own machine need not).
 2. Two helper actors go on the driver's node: the feeder reads the input file (workers need no access to
    it) and the cache sink writes the driver's judge cache (cache_flow.py).
 3. Ray Data hands chunk descriptors to a pool of `ChunkScorer` actors (`map_batches` with an actor pool);
@@ -25,12 +26,13 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from .. import errors
-from ..data.loading import validate_file
+from ..data.labels import Labels
 from ..errors import LocalevalError, ModelError, OptionError
 from ..judge.backend import CallStats
+from ..judge.cache import check_cache_path
 from ..metrics import JudgeOptions, Metric, MetricOptions
 from ..models import names_a_path
-from ..pipeline import Labelled, batch_size, write_results
+from ..pipeline import batch_size, write_results
 from ..progress import Progress
 from ..settings import Settings
 from . import RayOptions
@@ -45,22 +47,24 @@ LOST = "its Ray actor died on every attempt (a crash, or killed for memory; see 
 
 
 def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options: MetricOptions,
-                   ray_options: RayOptions, fmt: str | None = None, columns: Mapping[str, str] | None = None,
-                   labels: Labelled | None = None, progress: bool = False) -> dict[str, Any]:
-    """Score `path` on a Ray cluster into `out_dir`; the files equal those of `pipeline.score_file`."""
-    ray_options.check(options.judge.gpu_layers)
-    total = validate_file(path, fmt, columns)
+                   ray_options: RayOptions, total: int, fmt: str | None = None,
+                   columns: Mapping[str, str] | None = None, labels: Labels | None = None,
+                   meter: Progress | None = None) -> dict[str, Any]:
+    """Score the `total` samples of `path` on a Ray cluster into `out_dir`; the files equal those of
+    `pipeline.score_file`, which has checked the options, the output folder and the whole input (and read
+    `labels`) before calling."""
     ray = _import_ray()
     kinds = models_needed(metrics)
     remote_options = _for_actors(options, ray_options)
+    cache_path = Settings.resolve(cache=options.judge.cache).cache_path
+    if "judge" in kinds:
+        check_cache_path(cache_path)
     with _connected(ray, ray_options.address):
         sha256 = _check_nodes(ray, kinds, remote_options, ray_options)
         chunk = batch_size(metrics) * (1 if "judge" in kinds else CHEAP_BATCHES_PER_CHUNK)
         run = _Run(ray, path.absolute(), fmt, columns, metrics, remote_options, ray_options, chunk, total)
-        run.start(sha256 if "judge" in kinds else None, Settings.resolve(cache=options.judge.cache).cache_path)
-        extra = {"ray": run.info}
-        meter = Progress(total) if progress else None
-        return write_results(run.rows(), metrics, out_dir, str(path), extra, labels, meter, run.judge_info)
+        run.start(sha256 if "judge" in kinds else None, cache_path)
+        return write_results(run.rows(), metrics, out_dir, str(path), {"ray": run.info}, labels, meter, run.judge_info)
 
 
 def _import_ray() -> Any:

@@ -98,19 +98,19 @@ class ContextRelevance(JudgeMetric):
                            {"sentences": len(sentences), "needed": needed, "p": [round(p, 6) for p in probs],
                             "windows": len(windows)})
 
-    def _windows(self, sentences: list[str], prompt: str, lang: str, **empty: str) -> list[tuple[int, int]]:
+    def _windows(self, items: list[str], prompt: str, lang: str, **empty: str) -> list[tuple[int, int]]:
         """Consecutive runs of sentences whose (numbered) list fits the judge's window."""
         judge = self.kit.judge
         budget = judge.context_budget(self.kit.prompt(prompt, lang, **empty)) - 8
         windows, start, used = [], 0, 0
-        for i, sentence in enumerate(sentences):
+        for i, sentence in enumerate(items):
             cost = judge.count_tokens(f"{i - start + 1}. {sentence}\n")
             if i > start and used + cost > budget:
                 windows.append((start, i))
                 start, used = i, judge.count_tokens(f"1. {sentence}\n")
             else:
                 used += cost
-        windows.append((start, len(sentences)))
+        windows.append((start, len(items)))
         return windows
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .. import __version__
-from ..files import write_text_atomic
+from ..files import check_output_file, write_text_atomic
 from ..gate import DEFAULT_BOOTSTRAP
 
 #: Samples embedded per run by default; more are summarised in the charts but not listed.
@@ -34,6 +34,7 @@ def build_report(run_dirs: Sequence[Path], out: Path, title: str | None = None,
 
     if max_samples < 1:
         raise OptionError(f"--max-samples {max_samples}: embed at least 1 sample")
+    check_output_file(out)
     names = [str(p) for p in run_dirs]
     if len(set(names)) != len(names):
         raise OptionError("each run may be given once")

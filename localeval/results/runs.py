@@ -9,18 +9,19 @@ Ids are compared as strings, as `localeval score` writes them.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..data.loading import iter_jsonl
+from ..data.records import identifier
 from ..errors import InputError
 from ..files import check_readable, read_text
+from ..strict_json import parse_json
 from .writer import CALIBRATION_FILE, SAMPLES_FILE, SUMMARY_JSON
 
 
@@ -66,7 +67,7 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
     for line, record in iter_jsonl(path):
         if not isinstance(record, dict) or "id" not in record:
             raise InputError(source, line, "id", "missing; every scored sample has an id")
-        sample_id = str(record["id"])
+        sample_id = identifier(record["id"], lambda message: InputError(source, line, "id", message))
         if sample_id in index:
             raise InputError(source, line, "id", f"duplicate id '{sample_id}'")
         metrics = record.get("metrics", {})
@@ -114,16 +115,13 @@ def load_calibration(run: Path) -> dict[str, Any] | None:
 def _json_object(path: Path, missing: str) -> dict[str, Any]:
     if not path.exists():
         raise InputError(str(path), None, None, missing)
-    try:
-        value = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), exc.lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    value = parse_json(read_text(path), str(path))
     if not isinstance(value, dict):
         raise InputError(str(path), None, None, "must hold a JSON object")
     return value
 
 
-def column_listing(columns: Mapping[str, Any]) -> str:
+def column_listing(columns: Iterable[str]) -> str:
     names = sorted(columns)
     return ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "") if names else "no columns"
 

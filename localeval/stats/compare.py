@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..data.labels import Labels
-from ..errors import InputError, LocalevalError
+from ..errors import InputError, LocalevalError, OptionError
 from ..results.runs import ScoredRun
 from .bootstrap import column_rng, paired_bootstrap_means
 from .ppi import ppi_mean_ci
@@ -115,6 +115,10 @@ def compare_runs(
         if lacking:
             raise LocalevalError(f"metric column '{column}' is not in {', '.join(lacking)}; shared columns: "
                                  f"{', '.join(shared) or 'none'}")
+    for column in lower_is_better:
+        if column not in shared:
+            raise OptionError(f"--lower-is-better '{column}' is not a metric column of every run; shared columns: "
+                              f"{', '.join(shared) or 'none'}")
     results = [
         _compare_column(runs, ids, column, n_boot, confidence, seed, labels or {}, column in lower_is_better)
         for column in (columns or shared)
