@@ -11,7 +11,7 @@ judge cache:
   single process against Ray (2 actors, what fits 2 cores, by default): rows per second, and the driver's
   peak memory (its own process: Ray's feeder, actors, raylet and object store are other processes).
 
-    .venv/bin/python bench/ray_bench.py                       # both parts, about 17 minutes on 2 cores
+    .venv/bin/python bench/ray_bench.py                       # both parts, about 15 minutes on 2 cores
     .venv/bin/python bench/ray_bench.py --part judge --n 64 --judge qwen2.5-coder-1.5b-instruct-q4_k_m
 
 Run it alone, under the model lock: two llama.cpp processes on two cores slow each other tenfold, and
@@ -117,7 +117,7 @@ def classical_part(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["judge", "classical", "both"], default="both")
-    parser.add_argument("--n", type=int, default=24, help="judge part: HaluEval rows (a multiple of 8 keeps "
+    parser.add_argument("--n", type=int, default=16, help="judge part: HaluEval rows (a multiple of 8 keeps "
                         "the judge windows of the default --parallel 4 whole)")
     parser.add_argument("--judge", default="smollm2-135m-instruct-q4_1")
     parser.add_argument("--data", type=Path, default=DATA)
