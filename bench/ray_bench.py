@@ -11,7 +11,7 @@ judge cache:
   single process against Ray (2 actors, what fits 2 cores, by default): rows per second, and the driver's
   peak memory (its own process: Ray's feeder, actors, raylet and object store are other processes).
 
-    .venv/bin/python bench/ray_bench.py                       # both parts, about 15 minutes on 2 cores
+    .venv/bin/python bench/ray_bench.py                       # both parts, about 12 minutes on 2 cores
     .venv/bin/python bench/ray_bench.py --part judge --n 64 --judge qwen2.5-coder-1.5b-instruct-q4_k_m
 
 Run it alone, under the model lock: two llama.cpp processes on two cores slow each other tenfold, and
