@@ -145,7 +145,7 @@ def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("variant", [
-    {"faithfulness_statements": "sentences"},
+    {"faithfulness_statements": "judge"},
     {"faithfulness_statements": "both", "faithfulness_verdict": "three-way"},
     {"faithfulness_evidence": "selected"},
     {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected", "faithfulness_verdict": "three-way"},
