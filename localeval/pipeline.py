@@ -158,9 +158,11 @@ def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Sum
 
 
 def batch_size(metrics: Sequence[Metric]) -> int:
-    """Judge metrics go sample by sample, so progress is live and every finished sample is cached at once;
-    cheap metrics go in large batches, so the retrieval kernels can vectorise."""
-    return 1 if any(getattr(m, "slow", False) for m in metrics) else BATCH_SIZE
+    """Judge metrics go in small windows (one sample for a sequential judge, a few per request in flight
+    for a server or batched engine: JudgeOptions.window), so progress is live and finished samples are
+    cached at once; cheap metrics go in large batches, so the retrieval kernels can vectorise."""
+    slow = [m for m in metrics if getattr(m, "slow", False)]
+    return max(m.kit.options.window() if hasattr(m, "kit") else 1 for m in slow) if slow else BATCH_SIZE
 
 
 def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:
