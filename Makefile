@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install models demo test bench clean
+.PHONY: install models demo test browser fuzz bench clean
 
 install: $(DEPS) models
 
@@ -35,8 +35,18 @@ models: $(DEPS)
 demo: install
 	$(BIN)/localeval score localeval/resources/examples/rag_demo.jsonl --metrics all --out $(OUT)/demo
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest -q
+
+# The report's tests open it in Debian's headless chromium (driven by playwright, which never downloads a
+# browser) and check that Chinese is drawn with a CJK font: both come from apt when missing (needs root).
+browser:
+	@command -v chromium >/dev/null 2>&1 && fc-list :lang=zh family | grep -q . || \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-noto-cjk)
+
+# The input readers fuzzed far longer than `make test` does (tests/test_fuzz.py, hypothesis profile `long`).
+fuzz: install
+	LOCALEVAL_FUZZ=long $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 # Ragas lives in its own venv so that its dependencies never touch localeval's (bench/ragas_compare.py).
 RAGAS_VENV := bench/.venv-ragas
@@ -52,7 +62,7 @@ $(RAGAS_DEPS): bench/requirements-ragas.txt
 	$(RAGAS_VENV)/bin/python -m pip install --quiet -r bench/requirements-ragas.txt
 	touch $@
 
-bench: install $(RAGAS_DEPS)
+bench: install $(RAGAS_DEPS) fuzz
 	$(BIN)/python bench/retrieval_bench.py
 	$(BIN)/python bench/streaming_bench.py --rows 1000000
 	$(BIN)/python bench/llama_ceiling.py

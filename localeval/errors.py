@@ -6,6 +6,16 @@ traceback.
 
 from __future__ import annotations
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(message: str) -> str:
+    """Messages quote user values (ids, paths, option values), which may hold newlines or terminal escape
+    sequences: control characters are shown escaped, so an error is always exactly one line."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), message)
+
 
 class LocalevalError(Exception):
     """A problem the user can fix: bad input, an unknown metric, a missing model."""
@@ -24,11 +34,16 @@ class InputError(LocalevalError):
     def __str__(self) -> str:
         where = self.source if self.line is None else f"{self.source}:{self.line}"
         what = f"field '{self.field}': {self.message}" if self.field else self.message
-        return f"{where}: {what}"
+        return one_line(f"{where}: {what}")
 
 
 class OptionError(LocalevalError):
     """An option value that cannot work (a malformed KEY=VALUE pair, a threshold on an unknown column)."""
+
+
+class OutputError(LocalevalError):
+    """Results that cannot be written where asked (a file in the way, a read-only folder, a full disk);
+    the previous results there are left as they were."""
 
 
 class MetricNameError(LocalevalError):

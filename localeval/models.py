@@ -112,6 +112,8 @@ def resolve(name_or_path: str | None, kind: str) -> Path:
     problem = quick_check(spec)
     if problem:
         raise ModelError(f"{kind} '{spec.name}': {problem}; {spec.how_to_get()}")
+    if kind == "judge":
+        _check_gguf(spec.path())
     return spec.path()
 
 
@@ -220,14 +222,25 @@ def _check_user_path(path: Path, kind: str) -> Path:
     if kind == "judge":
         if path.is_dir():
             raise ModelError(f"judge path {path} is a folder; give the .gguf file")
-        with path.open("rb") as handle:
-            if handle.read(4) != GGUF_MAGIC:
-                raise ModelError(f"judge file {path} is not a GGUF file (wrong magic bytes)")
+        _check_gguf(path)
     elif kind == "embedder":
         from .embed import engine_of
 
         engine_of(path)  # raises ModelError for a folder no embedder backend can load
     return path
+
+
+def _check_gguf(path: Path) -> None:
+    """The first bytes of a GGUF file are its magic; anything else would fail inside llama.cpp."""
+    if not path.is_file():  # a FIFO would block the read below forever
+        raise ModelError(f"judge file {path} is not a regular file")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise ModelError(f"judge file {path} cannot be read: {exc.strerror or exc}") from None
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"judge file {path} is not a GGUF file (wrong magic bytes)")
 
 
 def model_sha256(path: Path, kind: str, memo_dir: Path) -> str:
@@ -241,7 +254,9 @@ def model_sha256(path: Path, kind: str, memo_dir: Path) -> str:
     key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
     try:
         memo = json.loads(memo_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a damaged memo only costs a re-hash
+        memo = {}
+    if not isinstance(memo, dict):
         memo = {}
     if key not in memo:
         memo[key] = sha256_of(path)
@@ -260,7 +275,7 @@ def sha256_of(path: Path) -> str:
 def _read_stamp(root: Path) -> dict[str, Any]:
     try:
         return json.loads((root / STAMP_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
 
 

@@ -15,13 +15,16 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from .data.labels import Labels, read_labels
 from .data.loading import read_samples, validate_file
 from .data.records import Sample, sample_from_record
 from .errors import InputError
+from .files import check_output_dir
 from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
 from .progress import Progress
 from .results.aggregate import Summary
-from .results.writer import ResultWriter
+from .results.writer import RESULT_FILES, ResultWriter
+from .strict_json import check_json_value
 
 DEFAULT_METRICS = "classical"
 BATCH_SIZE = 256
@@ -55,6 +58,7 @@ def evaluate(
 ) -> Result:
     """Score in-memory samples (dicts in the input format, or Samples); the Python twin of `localeval score`."""
     built = build_metrics(metrics, options)
+    check_models(built)
     tally = _new_summary(built)
     rows: list[dict[str, Any]] = []
     for batch in _batches(_as_samples(samples), batch_size(built)):
@@ -79,10 +83,14 @@ def score_file(
     With `labels`, the summary also holds the prediction-powered estimates (see stats.calibration.ppi_summary).
     `progress` reports samples done, rate and time left on stderr.
     """
-    built = build_metrics(metrics, options)
-    total = validate_file(path, fmt, columns)
+    built, ids = _checked_options(metrics, options, out_dir), set() if labels else None
+    total = validate_file(path, fmt, columns, ids)
+    human = None
+    if labels is not None:  # checked against the input now, not after the judge has done its work
+        columns_out = [column for metric in built for column in metric.columns]
+        human = read_labels(labels.path, ids or set(), columns_out, labels.columns, str(path))
     meter = Progress(total) if progress else None
-    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=labels,
+    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=human,
                        progress=meter)
 
 
@@ -96,14 +104,36 @@ def score_trec(
     """trec_eval's use case: a run file against qrels; only queries in both are scored (trec_eval without -c)."""
     from .data.trec import read_qrels, read_run, samples_from_trec
 
-    built = build_metrics(metrics, options)
-    samples, counts = samples_from_trec(read_run(run_path), read_qrels(qrels_path))
+    built = _checked_options(metrics, options, out_dir)
+    run, qrels = read_run(run_path), read_qrels(qrels_path)
+    samples, counts = samples_from_trec(run, qrels)
+    if not samples:
+        raise InputError(str(run_path), None, "qid", f"no query is in both the run and {qrels_path} (the run has "
+                         f"{len(run)}, e.g. {_first(run)}; the qrels {len(qrels)}, e.g. {_first(qrels)}); "
+                         "are they for the same topics?")
     return _score_into(iter(samples), built, out_dir, f"{run_path} + {qrels_path}", {"trec": counts})
+
+
+def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None, out_dir: Path) -> list[Metric]:
+    """Every option checked before the input is read and before any model loads: metric names and option
+    values, where the results go, and the models, cache and prompts the metrics will use."""
+    built = build_metrics(metrics, options)
+    check_output_dir(out_dir, RESULT_FILES)
+    check_models(built)
+    return built
+
+
+def check_models(metrics: Sequence[Metric]) -> None:
+    """The judge's and embedder's files, the cache and the prompts of every judge metric, checked cheaply
+    (no model is loaded), so a bad --judge or --cache fails in a second rather than after other work."""
+    kits = {id(kit): kit for kit in (getattr(m, "kit", None) for m in metrics) if kit is not None}
+    for kit in kits.values():
+        kit.check()
 
 
 def _score_into(
     samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str,
-    extra: dict[str, Any] | None = None, labels: Labelled | None = None, progress: Progress | None = None,
+    extra: dict[str, Any] | None = None, labels: Labels | None = None, progress: Progress | None = None,
 ) -> dict[str, Any]:
     tally = _new_summary(metrics)
     with ResultWriter(out_dir) as writer:
@@ -118,7 +148,7 @@ def _score_into(
         if labels is not None:
             from .stats.calibration import ppi_summary
 
-            summary["ppi"] = ppi_summary(writer.rows_so_far(), labels.path, labels.columns)
+            summary["ppi"] = ppi_summary(writer.rows_so_far(), labels)
         writer.commit(summary)
     return summary
 
@@ -158,11 +188,17 @@ def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Sum
 
 
 def batch_size(metrics: Sequence[Metric]) -> int:
-    """Judge metrics go in small windows (one sample for a sequential judge, a few per request in flight
-    for a server or batched engine: JudgeOptions.window), so progress is live and finished samples are
-    cached at once; cheap metrics go in large batches, so the retrieval kernels can vectorise."""
+    """Judge metrics go in small windows: enough samples for the judge's sequences in flight (two per
+    sequence, so a finished call always finds the next one queued), and one sample at a time for a
+    sequential judge, exactly as before the batched engine; progress stays live and every finished
+    window is cached at once. Cheap metrics go in large batches, so the retrieval kernels can vectorise."""
+    from .judge.options import parallel_of
+
     slow = [m for m in metrics if getattr(m, "slow", False)]
-    return max(m.kit.options.window() if hasattr(m, "kit") else 1 for m in slow) if slow else BATCH_SIZE
+    if not slow:
+        return BATCH_SIZE
+    parallel = min(parallel_of(m.kit.options) for m in slow)  # type: ignore[attr-defined]
+    return 1 if parallel == 1 else 2 * parallel
 
 
 def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:
@@ -199,7 +235,12 @@ def _as_samples(items: Iterable[Sample | Mapping[str, Any]]) -> Iterator[Sample]
     """Validate dict records like file records (item numbers stand in for line numbers)."""
     seen: set[str] = set()
     for number, item in enumerate(items, start=1):
-        sample = item if isinstance(item, Sample) else sample_from_record(dict(item), "<samples>", number)
+        if isinstance(item, Sample):
+            sample = item
+        else:  # what a file's strict JSON decoder refuses is refused here too
+            record = dict(item) if isinstance(item, Mapping) else item
+            check_json_value(record, lambda field, message: InputError("<samples>", number, field, message))
+            sample = sample_from_record(record, "<samples>", number)
         if sample.id in seen:
             raise InputError("<samples>", number, "id", f"duplicate id '{sample.id}'")
         seen.add(sample.id)
@@ -210,6 +251,10 @@ def _batches(items: Iterator[Sample] | Iterable[Sample], size: int) -> Iterator[
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch
+
+
+def _first(ids: Mapping[str, Any]) -> str:
+    return repr(next(iter(ids)))[:40]
 
 
 def _versions() -> dict[str, str]:

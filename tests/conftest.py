@@ -25,6 +25,20 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
     return path
 
 
+def make_run(path: Path, values: dict[str, list[float | None]], ids: list[str] | None = None) -> Path:
+    """A RUN_DIR as `localeval score` writes it; None means the metric skipped that sample."""
+    path.mkdir(parents=True, exist_ok=True)
+    n = len(next(iter(values.values())))
+    ids = ids or [f"q{i}" for i in range(n)]
+    rows = []
+    for i, sample_id in enumerate(ids):
+        metrics = {c: v[i] for c, v in values.items() if v[i] is not None}
+        skipped = {c: "missing field 'answer'" for c, v in values.items() if v[i] is None}
+        rows.append({"id": sample_id, "question": f"question {i}", "metrics": metrics, "details": {}, "skipped": skipped})
+    write_jsonl(path / "samples.jsonl", rows)
+    return path
+
+
 @pytest.fixture
 def example_path() -> Path:
     return EXAMPLE

@@ -18,7 +18,7 @@ from localeval.stats.compare import compare_runs, paired_bootstrap_means
 from localeval.errors import InputError
 from localeval.data.labels import load_labels
 from localeval.results.runs import load_run
-from tests.conftest import write_jsonl
+from tests.conftest import make_run, write_jsonl
 
 # Hand-worked example. At t = 0.5 the judge says yes to samples 0, 1, 4, 6:
 # TP = {0, 1, 6} = 3, FP = {4} = 1, FN = {2} = 1, TN = {3, 5, 7} = 3.
@@ -65,20 +65,6 @@ def test_agreement_matches_sklearn_on_random_data() -> None:
     assert a.kappa == pytest.approx(metrics.cohen_kappa_score(y, predicted), abs=1e-12)
     (tn, fp), (fn, tp) = metrics.confusion_matrix(y, predicted)
     assert (a.confusion.tn, a.confusion.fp, a.confusion.fn, a.confusion.tp) == (tn, fp, fn, tp)
-
-
-def make_run(path: Path, values: dict[str, list[float | None]], ids: list[str] | None = None) -> Path:
-    """A RUN_DIR as `localeval score` writes it; None means the metric skipped that sample."""
-    path.mkdir(parents=True, exist_ok=True)
-    n = len(next(iter(values.values())))
-    ids = ids or [f"q{i}" for i in range(n)]
-    rows = []
-    for i, sample_id in enumerate(ids):
-        metrics = {c: v[i] for c, v in values.items() if v[i] is not None}
-        skipped = {c: "missing field 'answer'" for c, v in values.items() if v[i] is None}
-        rows.append({"id": sample_id, "question": f"question {i}", "metrics": metrics, "details": {}, "skipped": skipped})
-    write_jsonl(path / "samples.jsonl", rows)
-    return path
 
 
 def test_identical_runs_are_not_distinguishable(tmp_path: Path) -> None:
@@ -201,7 +187,7 @@ def test_calibrate_command_writes_report(tmp_path: Path) -> None:
 
 def test_ppi_summary_block(tmp_path: Path) -> None:
     run, labels, _ = _ppi_run(tmp_path)
-    block = ppi_summary(run / "samples.jsonl", labels)
+    block = ppi_summary(run / "samples.jsonl", load_labels(labels, load_run(run)))
     assert set(block["metrics"]) == {"faithfulness"}
     entry = block["metrics"]["faithfulness"]
     assert {"estimate", "ci", "classical_ci", "naive_judge_mean", "lambda"} <= set(entry)

@@ -150,3 +150,8 @@ def test_score_the_bundled_example_with_a_judge_metric_and_the_plugin(venv: tupl
     assert summary["metrics"]["answer_words"]["n"] == 8 and summary["metrics"]["answer_words"]["mean"] > 3
     assert summary["settings"]["answer_words"] == {"unit": "whitespace-separated words"}
     assert summary["judge"]["judge_model"] == f"{TINY}.gguf"
+    # the report's page assets (template, style, scripts) come from the wheel too
+    run([str(bin_dir / "localeval"), "report", "out", "-o", "report.html", "--n-boot", "100"], cwd=work, env=env)
+    html = (work / "report.html").read_text(encoding="utf-8")
+    assert 'id="report-data"' in html and "function drilldown(" in html and "Plotly" in html
+    run([str(bin_dir / "localeval"), "check", "out", "--min", "mrr=0"], cwd=work, env=env)

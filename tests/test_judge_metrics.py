@@ -31,7 +31,7 @@ RECORDS = [
 
 
 def options(cache: Path, judge: str = TINY, **more) -> MetricOptions:
-    return MetricOptions(judge=JudgeOptions(judge=judge, cache=str(cache), n_ctx=2048), **more)
+    return MetricOptions(judge=JudgeOptions(judge=judge, cache=str(cache), n_ctx=2048, n_threads=1), **more)
 
 
 @pytest.mark.parametrize("relevant, expected", [
@@ -139,3 +139,44 @@ def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
     assert faithful["faithfulness.soft"] > unfaithful["faithfulness.soft"] + 0.3, evidence
     claim = next(s for s in result.rows[1]["details"]["faithfulness"]["statements"] if "Madrid" in s["text"])
     assert claim["p"] < 0.2, evidence
+
+
+@pytest.mark.parametrize("variant", [
+    {"faithfulness_statements": "sentences"},
+    {"faithfulness_statements": "both", "faithfulness_verdict": "three-way"},
+    {"faithfulness_evidence": "selected"},
+    {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected", "faithfulness_verdict": "three-way"},
+])
+def test_every_faithfulness_variant_runs_in_english_and_chinese(tmp_path: Path, variant: dict) -> None:
+    result = localeval.evaluate(RECORDS, metrics=["faithfulness"], options=options(tmp_path / "c.sqlite", **variant))
+    for row in result.rows:
+        details = row["details"]["faithfulness"]
+        assert row["skipped"] == {} and details["statements"], row
+        probs = [s["p"] for s in details["statements"]]
+        assert row["metrics"]["faithfulness.min"] == pytest.approx(min(probs), abs=1e-5)
+        if variant.get("faithfulness_statements") == "sentences":
+            assert [s["text"] for s in details["statements"]] == [row["answer"]]  # each answer is one sentence
+    settings = result.summary["settings"]["faithfulness"]
+    assert {k.split("_")[1]: settings[k.split("_")[1]] for k in variant} == {k.split("_")[1]: v for k, v in variant.items()}
+
+
+def test_sentence_and_passage_relevance_probabilities_run_in_english_and_chinese(tmp_path: Path) -> None:
+    result = localeval.evaluate(RECORDS, metrics=["context_relevance", "passage_relevance"],
+                                options=options(tmp_path / "c.sqlite", context_relevance_method="probability"))
+    for row in result.rows:
+        assert row["skipped"] == {}, row
+        sentences = row["details"]["context_relevance"]
+        assert len(sentences["p"]) == sentences["sentences"] and sentences["windows"] == 1
+        passages = row["details"]["passage_relevance"]["passages"]
+        assert [p["rank"] for p in passages] == [1, 2]
+        assert row["metrics"]["passage_relevance"] == pytest.approx(sum(p["p"] for p in passages) / 2, abs=1e-5)
+
+
+def test_an_empty_or_punctuation_only_answer_has_no_checkable_statement(tmp_path: Path) -> None:
+    records = [dict(RECORDS[0], id="empty", answer=""), dict(RECORDS[0], id="dots", answer=" ... ?! "),
+               dict(RECORDS[1], id="zh-dots", answer="。。。")]
+    for statements in ("judge", "sentences"):
+        result = localeval.evaluate(records, metrics=["faithfulness"],
+                                    options=options(tmp_path / "c.sqlite", faithfulness_statements=statements))
+        assert [r["skipped"].get("faithfulness") for r in result.rows] == ["no checkable statement in the answer"] * 3
+        assert result.summary["judge"]["usage"]["faithfulness"]["calls"] == 0  # nothing was sent to the judge

@@ -37,8 +37,8 @@ def supported_if_words_present(call: DistributionCall) -> dict[str, float]:
     """verify_statement: P(yes) = 0.9 when every word of the statement is in the context, else 0.1."""
     if "yes" not in call.groups:
         return {k: 1.0 for k in call.groups}
-    statement = between(call.text, "Statement:", "\n")
-    context = between(call.text, "Context:", "Statement:")
+    statement = between(call.text, "<statement>", "</statement>")
+    context = between(call.text, "<context>", "</context>")
     return {"yes": 0.9, "no": 0.1} if words(statement) <= words(context) else {"yes": 0.1, "no": 0.9}
 
 
@@ -57,8 +57,8 @@ def test_faithfulness_is_the_share_of_supported_statements(tmp_path: Path) -> No
     backend = FakeBackend(split_answer, supported_if_words_present)
     outcome = measure("faithfulness", RECORD, backend, tmp_path / "c.sqlite")
     assert isinstance(outcome, Measurement)
-    # two statements, P = 0.9 and 0.1 (by hand): 1 of 2 supported, mean P 0.5
-    assert outcome.values == pytest.approx({"faithfulness": 0.5, "faithfulness.soft": 0.5})
+    # two statements, P = 0.9 and 0.1 (by hand): 1 of 2 supported, mean P 0.5, min P 0.1
+    assert outcome.values == pytest.approx({"faithfulness": 0.5, "faithfulness.soft": 0.5, "faithfulness.min": 0.1})
     assert [s["supported"] for s in outcome.details["statements"]] == [True, False]
 
 
@@ -101,7 +101,8 @@ def test_a_second_run_makes_no_backend_call(tmp_path: Path) -> None:
 def test_repeated_questions_in_one_batch_are_asked_once(tmp_path: Path) -> None:
     backend = FakeBackend(split_answer, supported_if_words_present)
     judge = fake_kit(backend, tmp_path / "c.sqlite").judge
-    prompt = fake_kit(backend, tmp_path / "d.sqlite").prompt("verify_statement", "en", context="a b", statement="a")
+    prompt = fake_kit(backend, tmp_path / "d.sqlite").prompt("verify_statement", "en", context="a b", statement="a",
+                                                        question=None)
     answers = judge.ask([Ask.yes_no(prompt), Ask.yes_no(prompt)])
     assert len(backend.calls) == 1
     assert answers[0].value == answers[1].value == pytest.approx(0.9)

@@ -176,7 +176,7 @@ def test_killed_server_then_resume_repeats_no_call(tmp_path: Path, monkeypatch: 
     the server: a clean stop. Killed after the first verdict, the rest of that round fails: those samples
     are skipped with the reason, the others scored."""
     cache = tmp_path / "c.sqlite"
-    judge = JudgeOptions(cache=str(cache), n_ctx=N_CTX, parallel=2)  # a window of 8 samples: all three at once
+    judge = JudgeOptions(cache=str(cache), n_ctx=N_CTX, parallel=2)  # a window of 4 samples: all three at once
     model = find(TINY).path()
     with (tmp_path / "first.log").open("w") as log, local_server(model, n_ctx=N_CTX, threads=1, log=log) as (url, process):
         first = Recorder(monkeypatch, process, kill_after)

@@ -18,7 +18,7 @@ from localeval.errors import JudgeError, JudgeServerError, OptionError
 from localeval.judge import http_client
 from localeval.judge.backend import DistributionCall, JsonCall
 from localeval.judge.llama_server import free_port
-from localeval.judge.options import JudgeOptions, open_judge
+from localeval.judge.options import JudgeOptions, open_judge, parallel_of
 from localeval.judge.server import ServerBackend
 
 MESSAGES = [{"role": "system", "content": "Answer Yes or No."}, {"role": "user", "content": "Is the sky blue today?"}]
@@ -200,11 +200,10 @@ def test_bad_server_options_are_one_line_errors(tmp_path: Path) -> None:
         assert open_judge(JudgeOptions(judge_url=url, judge_model="b", cache=cache)).backend.model == "b"
 
 
-def test_judge_window_grows_with_requests_in_flight() -> None:
-    assert JudgeOptions().window() == 1
-    assert JudgeOptions(judge_url="http://x/v1").window() == 16  # 4 x the default 4 requests in flight
-    assert JudgeOptions(judge_url="http://x/v1", parallel=8).window() == 32
-    assert JudgeOptions(judge_url="http://x/v1", parallel=1).window() == 1
+def test_requests_in_flight_default_to_the_servers_not_the_devices() -> None:
+    assert parallel_of(JudgeOptions(judge_url="http://x/v1")) == 4  # server.DEFAULT_PARALLEL
+    assert parallel_of(JudgeOptions(judge_url="http://x/v1", gpu_layers=-1)) == 4  # the GPU is the server's
+    assert parallel_of(JudgeOptions(judge_url="http://x/v1", parallel=8)) == 8
 
 
 def test_score_with_an_unreachable_server_is_one_line_and_exit_2(tmp_path: Path, example_path: Path) -> None:
@@ -215,3 +214,14 @@ def test_score_with_an_unreachable_server_is_one_line_and_exit_2(tmp_path: Path,
     assert result.output.strip().count("\n") == 0
     assert result.output.startswith(f"error: judge server {url} is unreachable")
     assert not list((tmp_path / "out").glob("*"))  # nothing written
+
+
+def test_with_a_server_no_local_judge_file_is_needed(tmp_path: Path, example_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The up-front model check skips the judge file when the judge is on a server: the error is the
+    server's, not a missing GGUF's."""
+    monkeypatch.setenv("LOCALEVAL_JUDGE", str(tmp_path / "no-such-judge.gguf"))
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    result = CliRunner().invoke(cli, ["score", str(example_path), "-m", "faithfulness", "-o", str(tmp_path / "out"),
+                                      "--cache", str(tmp_path / "c.sqlite"), "--judge-url", url])
+    assert result.exit_code == 2 and result.output.startswith(f"error: judge server {url} is unreachable"), result.output

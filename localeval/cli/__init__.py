@@ -6,18 +6,22 @@ Every failure a user can cause ends in one line on stderr and exit code 2: libra
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 
 import click
 
 from .. import __version__
+from ..errors import one_line
 from .calibrate import calibrate
+from .check import check
 from .compare import compare
 from .errors import EXIT_USER_ERROR
 from .generate import generate, retrieve
 from .metrics import list_metrics
 from .models import models
+from .report import report
 from .score import score
 
 
@@ -30,7 +34,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-for command in (score, generate, retrieve, list_metrics, models, calibrate, compare):
+for command in (score, generate, retrieve, list_metrics, models, calibrate, compare, report, check):
     cli.add_command(command)
 
 
@@ -42,10 +46,13 @@ def main() -> None:
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
         sys.exit(1)
+    except BrokenPipeError:  # `localeval metrics | head`: the reader left; stop quietly, as cat does
+        sys.stdout = open(os.devnull, "w")  # Python would otherwise complain again when flushing at exit
+        sys.exit(1)
     except click.ClickException as exc:  # usage errors: one line, the command named, help pointed at
         where = f"{exc.ctx.command_path}: " if getattr(exc, "ctx", None) is not None else ""
         hint = f" (see `{exc.ctx.command_path} --help`)" if isinstance(exc, click.UsageError) and exc.ctx else ""
-        click.echo(f"error: {where}{exc.format_message()}{hint}", err=True)
+        click.echo(f"error: {one_line(where + exc.format_message())}{hint}", err=True)
         sys.exit(EXIT_USER_ERROR if isinstance(exc, click.UsageError) else exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..files import write_json_atomic
+from ..files import check_output_file, write_json_atomic
+from ..results.writer import CALIBRATION_FILE
 from .errors import user_errors
 from .options import pairs_callback
-
-CALIBRATION_FILE = "calibration.json"
 
 
 @click.command()
@@ -39,9 +38,10 @@ def calibrate(run_dir: Path, labels_path: Path, label_columns: dict[str, str], c
     from .tables import calibration_tables
 
     run = load_run(run_dir)
+    out_path = Path(run.source).parent / CALIBRATION_FILE
+    check_output_file(out_path)
     labels = load_labels(labels_path, run, label_columns)
     report = calibration_report(run, labels, confidence, lam_mode)
-    out_path = Path(run.source).parent / CALIBRATION_FILE
     write_json_atomic(out_path, {"run": str(run_dir), "labels": str(labels_path), "method": PPI_METHOD,
                            "confidence": confidence, "ignored_label_fields": labels.ignored_fields, "metrics": report})
     if not quiet:

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import click
 
-from ..errors import LocalevalError
+from ..errors import LocalevalError, one_line
 
 EXIT_USER_ERROR = 2
 
@@ -24,7 +24,8 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             root = click.get_current_context().find_root()
             if (root.obj or {}).get("debug"):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {one_line(str(exc))}", err=True)
             sys.exit(EXIT_USER_ERROR)
 
     return wrapper
+

@@ -28,6 +28,10 @@ def judge_options(command: Command) -> Command:
         click.option("--n-ctx", type=click.IntRange(min=512), default=4096, show_default=True,
                      help="Judge context window in tokens; longer contexts are split into windows."),
         click.option("--threads", type=click.IntRange(min=1), help="CPU threads for the judge (default: physical cores)."),
+        click.option("--parallel", type=click.IntRange(min=1),
+                     help="Judge sequences in flight: the batched engine decodes them together; 1 = one call at a "
+                          "time. Default: 4 on CPU, 32 with --gpu-layers. With --judge-url: requests in flight "
+                          "(default 4; match the server's slots, e.g. llama-server -np)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Judge seed (decoding is greedy)."),
         click.option("--cache", type=click.Path(path_type=Path),
                      help="Judge cache file (SQLite). Default: $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite."),
@@ -43,8 +47,6 @@ def judge_options(command: Command) -> Command:
                      "server's API key (sent as a bearer token; never stored)."),
         click.option("--judge-sha256", metavar="HEX", help="With --judge-url: the sha256 of the served GGUF, so that "
                      "cached answers name the exact weights."),
-        click.option("--parallel", type=click.IntRange(min=1), metavar="N", help="Judge requests or sequences in flight at "
-                     "once (--judge-url: default 4; match the server's slots, e.g. llama-server -np)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -52,12 +54,30 @@ def judge_options(command: Command) -> Command:
 
 
 def judge_settings(judge: str | None = None, embedder: str | None = None, gpu_layers: int = 0, n_ctx: int = 4096,
-                   threads: int | None = None, seed: int = 0, cache: Path | None = None, prompts_dir: Path | None = None,
-                   lang: str | None = None, **server: Any) -> JudgeOptions:
+                   threads: int | None = None, parallel: int | None = None, seed: int = 0, cache: Path | None = None,
+                   prompts_dir: Path | None = None, lang: str | None = None, **server: Any) -> JudgeOptions:
     """The **judge keyword arguments of `judge_options` as JudgeOptions (the server options by their names)."""
-    return JudgeOptions(judge=judge, embedder=embedder, n_ctx=n_ctx, n_threads=threads, gpu_layers=gpu_layers,
-                        seed=seed, cache=str(cache) if cache else None,
+    return JudgeOptions(judge=judge, embedder=embedder, n_ctx=n_ctx, n_threads=threads, parallel=parallel,
+                        gpu_layers=gpu_layers, seed=seed, cache=str(cache) if cache else None,
                         prompts_dir=str(prompts_dir) if prompts_dir else None, lang=lang, **server)
+
+
+def interval_options(n_boot: int, what: str) -> Callable[[Command], Command]:
+    """--n-boot, --confidence and --seed of the commands that draw bootstrap intervals (`what` they are for)."""
+
+    def decorate(command: Command) -> Command:
+        options = [
+            click.option("--n-boot", default=n_boot, show_default=True, type=click.IntRange(min=100),
+                         help=f"Bootstrap resamples for {what}."),
+            click.option("--confidence", default=0.95, show_default=True,
+                         type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Confidence level of the intervals."),
+            click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the bootstrap's random generator."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def metric_options(command: Command) -> Command:
@@ -97,3 +117,16 @@ def pairs_callback(example: str) -> Callable[[click.Context, click.Parameter, tu
             raise click.BadParameter(str(exc)) from None
 
     return callback
+
+
+def run_labels(values: tuple[str, ...], runs: tuple[Path, ...]) -> dict[str, Path]:
+    """RUN=LABELS pairs; RUN must be one of the runs given (split at the last '=', since RUN is a path).
+    With a single run, a bare LABELS belongs to it."""
+    names = [str(r) for r in runs]
+    if len(names) == 1:
+        values = tuple(v if v.rpartition("=")[0] in names else f"{names[0]}={v}" for v in values)
+    pairs = parse_pairs(values, "--labels", "RUN=LABELS", last=True)
+    for run in pairs:
+        if run not in names:
+            raise OptionError(f"--labels '{run}=...': {run} is not one of the runs given ({', '.join(sorted(names))})")
+    return {run: Path(path) for run, path in pairs.items()}

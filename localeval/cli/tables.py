@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 if TYPE_CHECKING:
+    from ..gate import GateResult
     from ..stats.compare import Comparison
 
 
@@ -14,12 +15,13 @@ def summary_table(metrics: dict[str, dict[str, Any]]) -> str:
     return "\n".join([format_table(("metric", "mean", "std", "n", "skipped"), rows)] + _reason_lines(metrics.values()))
 
 
-def format_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    """Plain-text table: first column left-aligned, the others right-aligned, a rule under the header."""
+def format_table(header: tuple[str, ...], rows: list[tuple[str, ...]], left: tuple[int, ...] = (0,)) -> str:
+    """Plain-text table: the `left` columns (the first) left-aligned, the others right-aligned, a rule under
+    the header."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = []
     for i, row in enumerate([header, *rows]):
-        cells = [row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:])]
+        cells = [cell.ljust(w) if k in left else cell.rjust(w) for k, (cell, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(cells).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -109,3 +111,17 @@ def comparison_text(result: Comparison) -> str:
             lines.append(f"  {p.a} - {p.b}: {p.diff:+.4f}  {interval}  -> {verdict}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) if blocks else "no metric column is shared by all runs"
+
+
+def check_table(result: GateResult) -> str:
+    """One row per threshold (what was compared, by how much it clears or misses), then the verdict."""
+    rows = [(c.threshold.column, f"{c.threshold.bound} {c.threshold.limit:g}", fmt(c.value), c.compared,
+             "-" if c.margin is None else f"{c.margin:+.4f}", "pass" if c.passed else "FAIL", c.method)
+            for c in result.checks]
+    table = format_table(("metric", "threshold", "value", "compared", "margin", "result", "how"), rows, left=(0, 6))
+    failed = result.failed
+    if not failed:
+        return f"{table}\n\nall {len(result.checks)} threshold(s) hold for {result.run}"
+    misses = "; ".join(f"{c.threshold.column} {'below' if c.threshold.bound == 'min' else 'above'} {c.threshold.limit:g}"
+                       + (f" by {abs(c.margin):.4f}" if c.margin is not None else f" ({c.method})") for c in failed)
+    return f"{table}\n\n{len(failed)} of {len(result.checks)} threshold(s) failed for {result.run}: {misses}"

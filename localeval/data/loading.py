@@ -8,12 +8,12 @@ output run `validate_file` first: a cheap full pass that fails on the first bad 
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..errors import InputError
 from ..files import check_readable, decoded_lines
+from ..strict_json import parse_json
 from .records import Sample, sample_from_record
 
 #: CSV columns that hold JSON (lists or objects); the rest are plain text.
@@ -57,11 +57,15 @@ def read_samples(path: Path, fmt: str | None = None, columns: Mapping[str, str] 
         yield sample
 
 
-def validate_file(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> int:
-    """Check every record without keeping any; return how many there are."""
+def validate_file(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None,
+                  ids: set[str] | None = None) -> int:
+    """Check every record without keeping any; return how many there are. The ids are added to `ids` when
+    it is given (to check a labels file against the input before scoring)."""
     count = 0
-    for _ in read_samples(path, fmt, columns):
+    for sample in read_samples(path, fmt, columns):
         count += 1
+        if ids is not None:
+            ids.add(sample.id)
     if count == 0:
         raise InputError(str(path), None, None, "contains no records")
     return count
@@ -76,45 +80,44 @@ def _first_line_of(path: Path, fmt: str | None, columns: Mapping[str, str] | Non
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line, decoded by the strict decoder (see strict_json.py)."""
+    source = str(path)
     for number, text in decoded_lines(path):
-        if not text.strip():
-            continue
-        try:
-            yield number, json.loads(text.rstrip("\r\n"))
-        except json.JSONDecodeError as exc:
-            raise InputError(str(path), number, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        if text.strip():
+            yield number, parse_json(text.rstrip("\r\n"), source, number)
 
 
 def _iter_csv(path: Path, columns: dict[str, str]) -> Iterator[tuple[int, Any]]:
-    """CSV rows mapped to contract fields; list-valued fields hold JSON in their cell."""
+    """CSV rows mapped to contract fields; list-valued fields hold JSON in their cell.
+
+    The reader is strict: a quote that is never closed, or text after a closing quote, is an error naming
+    the line where the row starts, rather than rows silently merged into one cell. A header naming a
+    column twice is an error too (a dict of the row would keep only the last one).
+    """
+    source = str(path)
     for field_name in columns:
         if field_name not in CSV_FIELDS:
-            raise InputError(str(path), None, None, f"--column: '{field_name}' is not a field; use one of {', '.join(CSV_FIELDS)}")
-    lines = (text for _, text in decoded_lines(path))
-    reader = csv.reader(lines, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
+            raise InputError(source, None, None, f"--column: '{field_name}' is not a field; use one of {', '.join(CSV_FIELDS)}")
+    rows = _csv_rows(path)
     try:
-        header = next(reader)
+        _, header = next(rows)
     except StopIteration:
         return
-    except csv.Error as exc:
-        raise InputError(str(path), 1, None, f"invalid CSV: {exc}") from None
-    index = {name: i for i, name in enumerate(header)}
+    index: dict[str, int] = {}
+    for i, name in enumerate(header):
+        if name in index:
+            raise InputError(source, 1, None, f"column '{name}' appears twice in the header (columns {index[name] + 1} "
+                                              f"and {i + 1}); rename one")
+        index[name] = i
     mapping = {f: columns.get(f, f) for f in CSV_FIELDS}
     for field_name, column in columns.items():
         if column not in index:
-            raise InputError(str(path), 1, None, f"--column {field_name}={column}: no column '{column}' in the header")
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise InputError(str(path), reader.line_num, None, f"invalid CSV: {exc}") from None
+            raise InputError(source, 1, None, f"--column {field_name}={column}: no column '{column}' in the header")
+    for line, row in rows:
         if not any(cell.strip() for cell in row):
             continue
-        line = reader.line_num
         if len(row) != len(header):
-            raise InputError(str(path), line, None, f"has {len(row)} cells but the header has {len(header)}")
+            raise InputError(source, line, None, f"has {len(row)} cells but the header has {len(header)}")
         record: dict[str, Any] = {name: row[i] for name, i in index.items()}
         for field_name, column in mapping.items():
             if column not in index:
@@ -125,11 +128,29 @@ def _iter_csv(path: Path, columns: dict[str, str]) -> Iterator[tuple[int, Any]]:
             if cell == "":
                 record[field_name] = None
             elif field_name in JSON_COLUMNS:
-                try:
-                    record[field_name] = json.loads(cell)
-                except json.JSONDecodeError as exc:
-                    raise InputError(str(path), line, field_name, f"cell must hold JSON ({exc.msg})") from None
+                record[field_name] = parse_json(cell, source, line, field_name, "cell must hold JSON")
             else:
                 record[field_name] = cell
         yield line, record
 
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line where the row starts, cells); a quoted cell may span lines, so rows and lines differ."""
+    lines = (text for _, text in decoded_lines(path))
+    reader = csv.reader(lines, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel", strict=True)
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                message = "the row starting on this line has a quoted cell that is never closed (a missing '\"'?)"
+            elif "expected after" in str(exc):
+                message = ("invalid CSV: a quoted cell is followed by text before the next separator (an unbalanced "
+                           "'\"' that joined rows?)")
+            else:
+                message = f"invalid CSV: {exc}"
+            raise InputError(str(path), start, None, message) from None
+        yield start, row

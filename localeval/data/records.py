@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import InputError
+from ..limits import MAX_ID_LENGTH
 
 #: Keys localeval adds to each output row; an input record may not use them.
 OUTPUT_KEYS = ("metrics", "details", "skipped")
@@ -77,7 +78,7 @@ def sample_from_record(record: Any, source: str = "<input>", line: int | None = 
 
     if "id" not in record or record["id"] is None:
         raise fail("id", "is required")
-    sample_id = _identifier(record["id"], lambda m: fail("id", m))
+    sample_id = identifier(record["id"], lambda m: fail("id", m))
 
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
@@ -125,7 +126,7 @@ def _passages(value: Any, name: str, fail) -> tuple[Context, ...] | None:
                 raise fail(f"{where}.text", f"must be a string, got {_type_name(text) if 'text' in item else 'nothing'}")
             if item.get("id") is None:
                 raise fail(f"{where}.id", "is required in a context object")
-            passages.append(Context(text=text, id=_identifier(item["id"], lambda m: fail(f"{where}.id", m))))
+            passages.append(Context(text=text, id=identifier(item["id"], lambda m: fail(f"{where}.id", m))))
         else:
             raise fail(where, f"must be a string or an {{id, text}} object, got {_type_name(item)}")
     if len(kinds) > 1:
@@ -141,25 +142,32 @@ def _relevance(value: Any, fail) -> dict[str, float] | None:
     if isinstance(value, list):
         grades: dict[str, float] = {}
         for i, doc_id in enumerate(value):
-            grades[_identifier(doc_id, lambda m: fail(f"{name}[{i}]", m))] = 1.0
+            grades[identifier(doc_id, lambda m: fail(f"{name}[{i}]", m))] = 1.0
         return grades
     if isinstance(value, dict):
         grades = {}
         for doc_id, grade in value.items():
+            shown = str(doc_id) if not isinstance(doc_id, int) or doc_id.bit_length() < 200 else "<long integer>"
+            where = f"{name}.{shown if len(shown) <= 60 else shown[:57] + '...'}"
             if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
-                raise fail(f"{name}.{doc_id}", f"grade must be a finite number, got {grade!r}")
-            grades[str(doc_id)] = float(grade)
+                raise fail(where, f"grade must be a finite number, got {grade!r}")
+            grades[identifier(doc_id, lambda m: fail(where, m))] = float(grade)
         return grades
     raise fail(name, f"must be a list of ids or an object {{doc_id: grade}}, got {_type_name(value)}")
 
 
-def _identifier(value: Any, fail) -> str:
-    """Ids may be strings or integers (both are common); either way they compare as strings."""
+def identifier(value: Any, fail: Callable[[str], Exception]) -> str:
+    """Ids may be strings or integers (both are common); either way they compare as strings. Every reader
+    of ids (records, TREC files, labels, scored runs, corpora) checks them here."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise fail(f"must be a string or an integer, got {_type_name(value)}")
+    if isinstance(value, int) and value.bit_length() > 4 * MAX_ID_LENGTH:  # str() of a huge int is refused
+        raise fail(f"is longer than {MAX_ID_LENGTH} characters")
     text = str(value)
     if not text.strip():
         raise fail("must not be empty")
+    if len(text) > MAX_ID_LENGTH:
+        raise fail(f"is {len(text)} characters long; ids may have at most {MAX_ID_LENGTH} (is a text in the id field?)")
     return text
 
 

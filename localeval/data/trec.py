@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..files import decoded_lines
-from .records import Context, Sample
+from .records import Context, Sample, identifier
 
 TrecRun = dict[str, list[tuple[str, float]]]
 Qrels = dict[str, dict[str, float]]
@@ -46,6 +46,7 @@ def read_run(path: str | os.PathLike[str]) -> TrecRun:
         if len(fields) != 6:
             raise InputError(source, line_no, None, f"expected 6 whitespace-separated fields {_RUN_FORMAT}, got {len(fields)}")
         qid, _, docno, _, score_text, _ = fields
+        _check_ids(source, line_no, qid, docno)
         try:
             score = float(score_text)
         except ValueError:
@@ -53,6 +54,8 @@ def read_run(path: str | os.PathLike[str]) -> TrecRun:
         if not math.isfinite(score):
             raise InputError(source, line_no, "score", f"must be a finite number, got {score_text!r}")
         run.setdefault(qid, []).append((docno, score))
+    if not run:
+        raise InputError(source, None, None, f"contains no run lines; expected {_RUN_FORMAT} per line")
     return run
 
 
@@ -76,6 +79,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
                 message = f"expected 4 whitespace-separated fields {_QRELS_FORMAT}, got {len(fields)}"
                 raise InputError(source, line_no, None, message)
             qid, _, docno, grade_text = fields
+        _check_ids(source, line_no, qid, docno)
         grade = _grade(grade_text, source, line_no)
         key = (qid, docno)
         if key in first_seen:
@@ -83,6 +87,8 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
             raise InputError(source, line_no, "docno", message)
         first_seen[key] = line_no
         qrels.setdefault(qid, {})[docno] = grade
+    if not qrels:
+        raise InputError(source, None, None, f"contains no judgments; expected {_QRELS_FORMAT} per line")
     return qrels
 
 
@@ -124,6 +130,11 @@ def trec_ranking(docs: Sequence[tuple[str, float]]) -> list[str]:
     single = np.asarray([score for _, score in docs], dtype=np.float64).astype(np.float32).tolist()
     ranked = sorted(zip(single, (docno for docno, _ in docs)), reverse=True)
     return [docno for _, docno in ranked]
+
+
+def _check_ids(source: str, line_no: int, qid: str, docno: str) -> None:
+    identifier(qid, lambda message: InputError(source, line_no, "qid", message))
+    identifier(docno, lambda message: InputError(source, line_no, "docno", message))
 
 
 def _grade(text: str, source: str, line_no: int) -> float:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import JudgeError
+from ..errors import JudgeError, OptionError, OutputError
 from ..settings import CACHE_ENV, current
 
 # Bump when the meaning of a stored value changes (e.g. how probabilities are normalised): old entries
@@ -48,7 +49,35 @@ def make_key(**parts: Any) -> str:
     """sha256 of the parts as canonical JSON (sorted keys), with the cache format version mixed in."""
     payload = dict(parts, cache_format_version=CACHE_FORMAT_VERSION)
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # surrogatepass: inputs are checked for lone surrogates, but a key must never be the place that crashes
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_cache_path(path: Path) -> None:
+    """Raise OptionError unless `path` can serve as the judge cache: an SQLite file we can read and write
+    (or nothing yet, in a folder we can create files in: SQLite's WAL mode adds files beside it)."""
+    from ..files import check_can_create
+
+    where = f"judge cache {path}"
+    if path.is_dir():
+        raise OptionError(f"{where} is a folder; --cache (or ${CACHE_ENV}) takes a file path")
+    if not path.exists():
+        try:
+            check_can_create(path, "judge cache")
+        except OutputError as exc:
+            raise OptionError(str(exc)) from None
+        return
+    if not path.is_file():
+        raise OptionError(f"{where} is not a regular file")
+    if not os.access(path, os.R_OK | os.W_OK) or not os.access(path.parent, os.W_OK | os.X_OK):
+        raise OptionError(f"{where} is not writable (it or its folder is read-only, or not yours)")
+    with path.open("rb") as handle:
+        head = handle.read(len(SQLITE_MAGIC))
+    if head and head != SQLITE_MAGIC:
+        raise OptionError(f"{where} is not an SQLite file; point --cache at another file, or delete it")
 
 
 class JudgeCache:
@@ -63,8 +92,8 @@ class JudgeCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
-        except sqlite3.Error as exc:
-            raise JudgeError(f"judge cache {self.path}: {exc}; delete it or set ${CACHE_ENV} to another file") from exc
+        except (sqlite3.Error, OSError) as exc:
+            raise JudgeError(f"judge cache {self.path}: {exc}; delete it or set ${CACHE_ENV} to another file") from None
 
     def _migrate(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -80,19 +109,26 @@ class JudgeCache:
             self._db.execute("COMMIT")
 
     def get(self, key: str) -> tuple[Any, dict[str, Any]] | None:
-        row = self._db.execute("SELECT value, stats FROM judge_calls WHERE key = ?", (key,)).fetchone()
+        row = self._execute("SELECT value, stats FROM judge_calls WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         return json.loads(row[0]), json.loads(row[1])
 
     def put(self, key: str, *, kind: str, model_sha256: str, prompt: str, value: Any, stats: dict[str, Any]) -> None:
         """Store one result; `allow_nan=False` because a NaN must never be cached as an answer."""
-        self._db.execute(
+        self._execute(
             "INSERT OR REPLACE INTO judge_calls (key, kind, model_sha256, prompt, value, stats, created) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (key, kind, model_sha256, prompt, json.dumps(value, ensure_ascii=False, allow_nan=False),
              json.dumps(stats, allow_nan=False), time.time()),
         )
+
+    def _execute(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Cursor:
+        """A full disk or a cache made read-only mid-run stops the run with one line, not a traceback."""
+        try:
+            return self._db.execute(sql, parameters)
+        except sqlite3.Error as exc:
+            raise OutputError(f"judge cache {self.path}: {exc}") from None
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]

@@ -9,6 +9,7 @@ loads the multilingual model, nor a run of Chinese ones MiniLM.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..data.records import Sample
@@ -53,6 +54,28 @@ class JudgeKit:
         named = Settings.resolve(embedder=self.options.embedder).embedder
         return named or {"zh": choose(None, "zh"), "other": choose(None)}
 
+    def check(self, embedder: bool = False) -> None:
+        """Check, without loading anything, what this run's judge work will need: the judge file (present,
+        GGUF, the registry's size; with --judge-url, the URL's form), the cache path, the user's prompt files and, when one is named (or
+        `embedder`), the embedder folder. A bad option then fails before any model loads."""
+        from .. import models
+        from ..settings import Settings
+        from .cache import check_cache_path
+
+        settings = Settings.resolve(cache=self.options.cache, judge=self.options.judge,
+                                    embedder=self.options.embedder)
+        if self.options.judge_url is None:
+            models.resolve(settings.judge, "judge")
+        else:  # the judge runs on the server: no model file here, the URL's form checked now
+            from .server import check_url
+
+            check_url(self.options.judge_url)
+        check_cache_path(settings.cache_path)
+        if self.options.prompts_dir is not None:
+            check_prompts_dir(Path(self.options.prompts_dir))
+        if embedder or settings.embedder is not None:
+            models.resolve(settings.embedder, "embedder")
+
     def lang(self, sample: Sample) -> str:
         from .prompts import detect_lang
 
@@ -81,3 +104,15 @@ class JudgeKit:
         if self._judge is not None:
             self._judge.close()
             self._judge = None
+
+
+def check_prompts_dir(folder: Path) -> None:
+    """--prompts: a folder whose en/*.md and zh/*.md files all parse and compile (PromptError otherwise)."""
+    from .prompts import LANGS, PromptError, load_prompt
+
+    if not folder.is_dir():
+        raise PromptError(f"--prompts {folder}: {'is a file' if folder.exists() else 'no such folder'}; "
+                          "give a folder holding en/NAME.md and zh/NAME.md files")
+    for lang in LANGS:
+        for path in sorted((folder / lang).glob("*.md")):
+            load_prompt(path.stem, lang, folder).check()

@@ -1,12 +1,13 @@
-"""The in-process llama.cpp backend: one `llama_cpp.Llama`, one sequence at a time, the KV cache kept
-between calls.
+"""The in-process llama.cpp backends' shared model part, and the sequential backend: one
+`llama_cpp.Llama`, one sequence at a time, the KV cache kept between calls.
 
-Every call into llama-cpp-python's private or low-level API is in this module, so an upgrade of the
-pinned version is checked here and nowhere else.
+Every call into llama-cpp-python's private attributes is in this module (the batched engine in
+llama_batched.py uses only llama.cpp's public C API), so an upgrade of the pinned version is checked
+here and there and nowhere else.
 
-Prompts are tokenized here, and the KV cache of the previous call is kept: only the tokens after the
-longest common prefix are evaluated. Prompts put the long shared part (instructions, context) first, so
-verifying many statements against one context pays for the context once.
+Prompts are tokenized here, and the sequential backend keeps the KV cache of the previous call: only the
+tokens after the longest common prefix are evaluated. Prompts put the long shared part (instructions,
+context) first, so verifying many statements against one context pays for the context once.
 """
 
 from __future__ import annotations
@@ -29,36 +30,34 @@ CHATML = (
 )
 
 
-class LlamaCppBackend:
-    """Owns one llama_cpp.Llama; not thread-safe (the KV cache is shared state between calls)."""
+class LlamaModel:
+    """A GGUF model loaded by llama-cpp-python: tokenizer, chat template, answer-word ids, grammars.
 
-    engine = "llama.cpp in-process"
+    `extra_buffers=False` turns off ggml's extra CPU buffer types (AMX and weight repacking): on CPUs that
+    advertise AMX inside some VMs, ggml's AMX kernels die with SIGILL on the first eval."""
+
+    engine = ""
 
     def __init__(self, model_path: Path, model_sha256: str, *, n_ctx: int = 4096, n_threads: int = 1,
-                 n_gpu_layers: int = 0, seed: int = 0, verbose: bool = False, reuse_prefix: bool = True,
-                 extra_buffers: bool = False) -> None:
-        """`reuse_prefix=False` starts every call from an empty KV cache; it exists to measure what prefix
-        reuse saves. `extra_buffers=False` turns off ggml's extra CPU buffer types (AMX and weight
-        repacking): on CPUs that advertise AMX inside some VMs, ggml's AMX kernels die with SIGILL on the
-        first eval."""
+                 n_gpu_layers: int = 0, seed: int = 0, verbose: bool = False, extra_buffers: bool = False,
+                 llama_n_ctx: int | None = None) -> None:
         from llama_cpp import Llama
 
         self.model_path, self.model_sha256 = model_path, model_sha256
-        self.n_ctx, self.seed, self.reuse_prefix = n_ctx, seed, reuse_prefix
-        self.n_threads, self.n_gpu_layers = n_threads, n_gpu_layers
+        self.n_ctx, self.seed = n_ctx, seed
+        self.n_threads, self.n_gpu_layers, self.verbose = n_threads, n_gpu_layers, verbose
         try:
             with model_params(use_extra_bufts=extra_buffers):
-                self.llm = Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads,
+                self.llm = Llama(model_path=str(model_path), n_ctx=llama_n_ctx or n_ctx, n_threads=n_threads,
                                  n_threads_batch=n_threads, n_gpu_layers=n_gpu_layers, seed=seed, verbose=verbose,
                                  logits_all=False)
         except ValueError as exc:  # llama-cpp-python's "Failed to load model from file: ..."
             raise ModelError(f"judge {model_path} could not be loaded by llama.cpp ({exc}); the file may be "
                              f"truncated or of an unsupported type: check it with `localeval models verify`") from None
         self._formatter = self._chat_formatter()
-        self._grammars: dict[str, Any] = {}
         self._answer_ids: dict[tuple[tuple[str, tuple[str, ...]], ...], dict[str, list[int]]] = {}
 
-    # ---- the protocol ----------------------------------------------------------------------------
+    # ---- the protocol's model part ---------------------------------------------------------------
 
     def identity(self) -> dict[str, Any]:
         import llama_cpp
@@ -78,69 +77,10 @@ class LlamaCppBackend:
     def prompt_tokens(self, text: str) -> int:
         return len(self.tokens(text))
 
-    def run(self, calls: Sequence[Call]) -> list[Reply]:
-        replies: list[Reply] = []
-        for call in calls:
-            try:
-                replies.append(self._json(call) if isinstance(call, JsonCall) else self._distribution(call))
-            except JudgeError as exc:
-                replies.append(exc)
-        return replies
-
     def close(self) -> None:
         self.llm.close()
 
-    # ---- calls -----------------------------------------------------------------------------------
-
-    def _json(self, call: JsonCall) -> JsonReply:
-        started = time.perf_counter()
-        tokens = self.tokens(call.text)
-        if len(tokens) > self.n_ctx - call.max_tokens:
-            raise prompt_too_long(call.name, len(tokens), self.n_ctx, call.max_tokens)
-        reused = self._reuse_prefix(tokens)
-        grammar = self._grammar(call.schema)
-        out: list[int] = []
-        value, raw, done = None, "", False
-        for token in self.llm.generate(tokens[reused:], temp=0.0, repeat_penalty=1.0, reset=False, grammar=grammar):
-            if self._is_end(token):
-                try:  # a root that is not an object or array ends only here
-                    value, done = json.loads(raw), True
-                except ValueError:
-                    pass
-                break
-            out.append(token)
-            raw = self.llm.detokenize(out, prev_tokens=tokens).decode("utf-8", errors="replace")
-            if raw.rstrip().endswith(("}", "]")):
-                try:
-                    value, done = json.loads(raw), True
-                    break
-                except ValueError:
-                    pass
-            if len(out) >= call.max_tokens:
-                break
-        stats = CallStats(1, len(tokens), reused, len(out), time.perf_counter() - started, 0)
-        return JsonReply(raw, value, done, stats)
-
-    def _distribution(self, call: DistributionCall) -> DistributionReply:
-        import numpy as np
-
-        started = time.perf_counter()
-        tokens = self.tokens(call.text)
-        if len(tokens) > self.n_ctx - 1:
-            raise prompt_too_long(call.name, len(tokens), self.n_ctx, 1)
-        ids = self._ids_for(call.groups)
-        reused = self._reuse_prefix(tokens)
-        self.llm.eval(tokens[reused:])
-        logits = self._last_logits().astype(np.float64)
-        if not np.all(np.isfinite(logits)):
-            raise JudgeError(f"judge returned non-finite logits for prompt '{call.name}'; the model file may be broken")
-        top = logits.max()
-        log_total = top + np.log(np.exp(logits - top).sum())
-        log_groups = {k: float(top + np.log(np.exp(logits[v] - top).sum())) for k, v in ids.items()}
-        stats = CallStats(1, len(tokens), reused, 0, time.perf_counter() - started, 0)
-        return DistributionReply(log_groups, float(log_total), stats)
-
-    # ---- llama.cpp internals ---------------------------------------------------------------------
+    # ---- shared by both runners ------------------------------------------------------------------
 
     def tokens(self, text: str) -> list[int]:
         tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
@@ -149,7 +89,7 @@ class LlamaCppBackend:
             tokens = tokens[1:]
         return tokens
 
-    def _ids_for(self, groups: Mapping[str, tuple[str, ...]]) -> dict[str, list[int]]:
+    def ids_for(self, groups: Mapping[str, tuple[str, ...]]) -> dict[str, list[int]]:
         """First-token ids of each group's spellings; single-token spellings win, ids in two groups are dropped."""
         key = tuple(sorted((k, tuple(v)) for k, v in groups.items()))
         if key in self._answer_ids:
@@ -162,6 +102,121 @@ class LlamaCppBackend:
         ids = own_tokens(found)
         self._answer_ids[key] = ids
         return ids
+
+    def distribution(self, call: DistributionCall, logits: Any, n_prompt: int, reused: int,
+                     seconds: float) -> DistributionReply:
+        """The reply for a distribution call from the prompt's last logits (a float32 vocabulary row)."""
+        import numpy as np
+
+        values = logits.astype(np.float64)
+        if not np.all(np.isfinite(values)):
+            raise JudgeError(f"judge returned non-finite logits for prompt '{call.name}'; the model file may be broken")
+        ids = self.ids_for(call.groups)
+        top = values.max()
+        log_total = top + np.log(np.exp(values - top).sum())
+        log_groups = {k: float(top + np.log(np.exp(values[v] - top).sum())) for k, v in ids.items()}
+        stats = CallStats(1, n_prompt, reused, 0, seconds, 0)
+        return DistributionReply(log_groups, float(log_total), stats)
+
+    def is_end(self, token: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(llama_cpp.llama_model_get_vocab(self.llm.model), token))
+
+    def _chat_formatter(self) -> Any:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        def text_of(token: int) -> str:
+            return self.llm.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
+
+        template = self.llm.metadata.get("tokenizer.chat_template") or CHATML
+        return Jinja2ChatFormatter(template=template, eos_token=text_of(self.llm.token_eos()),
+                                   bos_token=text_of(self.llm.token_bos()), add_generation_prompt=True)
+
+
+class JsonDecoding:
+    """The stopping rule of greedy JSON generation, shared by both runners: stop at an end-of-generation
+    token, as soon as the text parses as a closed object or array, or at max_tokens."""
+
+    def __init__(self, model: LlamaModel, prompt: list[int], max_tokens: int) -> None:
+        self.model, self.prompt, self.max_tokens = model, prompt, max_tokens
+        self.out: list[int] = []
+        self.raw, self.value, self.done, self.finished = "", None, False, False
+
+    def feed(self, token: int) -> bool:
+        """Take the next generated token; True when generation is over."""
+        if self.model.is_end(token):
+            try:  # a root that is not an object or array ends only here
+                self.value, self.done = json.loads(self.raw), True
+            except ValueError:
+                pass
+            self.finished = True
+            return True
+        self.out.append(token)
+        self.raw = self.model.llm.detokenize(self.out, prev_tokens=self.prompt).decode("utf-8", errors="replace")
+        if self.raw.rstrip().endswith(("}", "]")):
+            try:
+                self.value, self.done = json.loads(self.raw), True
+                self.finished = True
+                return True
+            except ValueError:
+                pass
+        self.finished = len(self.out) >= self.max_tokens
+        return self.finished
+
+    def reply(self, reused: int, seconds: float) -> JsonReply:
+        stats = CallStats(1, len(self.prompt), reused, len(self.out), seconds, 0)
+        return JsonReply(self.raw, self.value, self.done, stats)
+
+
+class LlamaCppBackend(LlamaModel):
+    """Sequential: one call after another on llama-cpp-python's own context; not thread-safe (the KV cache
+    is shared state between calls). `reuse_prefix=False` starts every call from an empty KV cache; it
+    exists to measure what prefix reuse saves."""
+
+    engine = "llama.cpp in-process"
+
+    def __init__(self, model_path: Path, model_sha256: str, *, reuse_prefix: bool = True, **options: Any) -> None:
+        super().__init__(model_path, model_sha256, **options)
+        self.reuse_prefix = reuse_prefix
+        self._grammars: dict[str, Any] = {}
+
+    def run(self, calls: Sequence[Call]) -> list[Reply]:
+        replies: list[Reply] = []
+        for call in calls:
+            try:
+                replies.append(self._json(call) if isinstance(call, JsonCall) else self._distribution(call))
+            except JudgeError as exc:
+                replies.append(exc)
+        return replies
+
+    def _json(self, call: JsonCall) -> JsonReply:
+        started = time.perf_counter()
+        tokens = self.tokens(call.text)
+        if len(tokens) > self.n_ctx - call.max_tokens:
+            raise prompt_too_long(call.name, len(tokens), self.n_ctx, call.max_tokens)
+        reused = self._reuse_prefix(tokens)
+        decoding = JsonDecoding(self, tokens, call.max_tokens)
+        for token in self.llm.generate(tokens[reused:], temp=0.0, repeat_penalty=1.0, reset=False,
+                                       grammar=self._grammar(call.schema)):
+            if decoding.feed(token):
+                break
+        return decoding.reply(reused, time.perf_counter() - started)
+
+    def _distribution(self, call: DistributionCall) -> DistributionReply:
+        import llama_cpp
+        import numpy as np
+
+        started = time.perf_counter()
+        tokens = self.tokens(call.text)
+        if len(tokens) > self.n_ctx - 1:
+            raise prompt_too_long(call.name, len(tokens), self.n_ctx, 1)
+        self.ids_for(call.groups)  # an answer word without a token of its own fails before any work
+        reused = self._reuse_prefix(tokens)
+        self.llm.eval(tokens[reused:])
+        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),)).copy()
+        return self.distribution(call, logits, len(tokens), reused, time.perf_counter() - started)
 
     def _reuse_prefix(self, tokens: list[int]) -> int:
         """Keep the KV cache for the longest common prefix with the previous call; returns its length.
@@ -180,18 +235,6 @@ class LlamaCppBackend:
         llm._ctx.kv_cache_seq_rm(-1, 0, -1)
         return 0
 
-    def _last_logits(self) -> Any:
-        import llama_cpp
-        import numpy as np
-
-        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
-        return np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),)).copy()
-
-    def _is_end(self, token: int) -> bool:
-        import llama_cpp
-
-        return bool(llama_cpp.llama_vocab_is_eog(llama_cpp.llama_model_get_vocab(self.llm.model), token))
-
     def _grammar(self, schema: Mapping[str, Any]) -> Any:
         from llama_cpp import LlamaGrammar
 
@@ -202,12 +245,3 @@ class LlamaCppBackend:
             self._grammars[text] = LlamaGrammar.from_string(strict_json_gbnf(text), verbose=False)
         return self._grammars[text]
 
-    def _chat_formatter(self) -> Any:
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        def text_of(token: int) -> str:
-            return self.llm.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
-
-        template = self.llm.metadata.get("tokenizer.chat_template") or CHATML
-        return Jinja2ChatFormatter(template=template, eos_token=text_of(self.llm.token_eos()),
-                                   bos_token=text_of(self.llm.token_bos()), add_generation_prompt=True)

@@ -12,11 +12,6 @@ from typing import Any
 
 from .facade import Judge
 
-#: Samples per sequence in flight: rounds shrink as samples finish, so a window a few times the slots keeps
-#: them busy.
-WINDOW_PER_SEQUENCE = 4
-
-
 @dataclass(frozen=True)
 class JudgeOptions:
     """Everything that selects or configures the judge and the embedder; recorded in the summary."""
@@ -42,18 +37,26 @@ class JudgeOptions:
         return {"judge": self.judge or "default", **where, "n_ctx": self.n_ctx, "seed": self.seed,
                 "lang": self.lang or "auto", "prompts": self.prompts_dir or "packaged"}
 
-    def window(self) -> int:
-        """Samples the pipeline hands a judge metric at once: one for a judge that runs one sequence (live
-        progress, every sample cached as it finishes); a few per sequence in flight otherwise, so that the
-        lockstep rounds (metrics/judged.py) keep the server's slots or the batch full."""
+
+#: Sequences in flight when --parallel is not given (bench/engine_bench.py measured these; README).
+DEFAULT_PARALLEL_CPU = 4
+DEFAULT_PARALLEL_GPU = 32
+
+
+def parallel_of(options: JudgeOptions) -> int:
+    """--parallel, or the default for the server, or the measured one for the device the judge runs on."""
+    if options.parallel is not None:
+        return options.parallel
+    if options.judge_url:
         from .server import DEFAULT_PARALLEL
 
-        in_flight = self.parallel or (DEFAULT_PARALLEL if self.judge_url else 1)
-        return 1 if in_flight == 1 else WINDOW_PER_SEQUENCE * in_flight
+        return DEFAULT_PARALLEL
+    return DEFAULT_PARALLEL_GPU if options.gpu_layers != 0 else DEFAULT_PARALLEL_CPU
 
 
 def open_judge(options: JudgeOptions) -> Judge:
-    """Load the judge the options name, behind the backend that runs it, with its cache."""
+    """Load the judge the options name, behind the backend that runs it, with its cache: the batched engine
+    for more than one sequence in flight, the sequential backend for --parallel 1."""
     from ..settings import Settings
     from .cache import JudgeCache
 
@@ -62,7 +65,7 @@ def open_judge(options: JudgeOptions) -> Judge:
     if options.judge_url:
         return Judge(_server(options), cache)
     backend = _in_process(settings.judge, cache, n_ctx=options.n_ctx, n_threads=options.n_threads,
-                          n_gpu_layers=options.gpu_layers, seed=options.seed)
+                          n_gpu_layers=options.gpu_layers, seed=options.seed, parallel=parallel_of(options))
     return Judge(backend, cache)
 
 
@@ -85,7 +88,7 @@ def _server(options: JudgeOptions) -> Any:
 
     from ..errors import OptionError
     from ..settings import secret_from_env
-    from .server import DEFAULT_PARALLEL, ServerBackend
+    from .server import ServerBackend
 
     if options.judge:
         raise OptionError("--judge names a model file to load here and --judge-url a server that runs one; give only one")
@@ -94,14 +97,19 @@ def _server(options: JudgeOptions) -> Any:
     api_key = secret_from_env(options.judge_api_key_env, "--judge-api-key-env") if options.judge_api_key_env else None
     return ServerBackend(options.judge_url or "", model=options.judge_model, api_key=api_key,
                          model_sha256=options.judge_sha256.lower() if options.judge_sha256 else None,
-                         n_ctx=options.n_ctx, seed=options.seed, parallel=options.parallel or DEFAULT_PARALLEL)
+                         n_ctx=options.n_ctx, seed=options.seed, parallel=parallel_of(options))
 
 
-def _in_process(model: str | None, cache: Any, n_threads: int | None, **options: Any) -> Any:
+def _in_process(model: str | None, cache: Any, n_threads: int | None, parallel: int = 1, **options: Any) -> Any:
     from .. import models
     from ..settings import physical_cores
-    from .llama_inprocess import LlamaCppBackend
 
     path = models.resolve(model, "judge")
-    return LlamaCppBackend(path, models.model_sha256(path, "judge", cache.path.parent),
-                           n_threads=n_threads or physical_cores(), **options)
+    sha256 = models.model_sha256(path, "judge", cache.path.parent)
+    if parallel > 1:
+        from .llama_batched import BatchedLlamaBackend
+
+        return BatchedLlamaBackend(path, sha256, parallel=parallel, n_threads=n_threads or physical_cores(), **options)
+    from .llama_inprocess import LlamaCppBackend
+
+    return LlamaCppBackend(path, sha256, n_threads=n_threads or physical_cores(), **options)

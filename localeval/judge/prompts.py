@@ -16,7 +16,6 @@ Front matter (between `---` lines, `key: value`):
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeError, LocalevalError
+from ..files import read_text
+from ..strict_json import parse_json
 from ..resources import prompts_dir as packaged_prompts_dir
 from ..text import CJK
 LANGS = ("en", "zh")
@@ -86,6 +87,17 @@ class Prompt:
                               self.max_tokens, self.answers, self.schema)
 
 
+    def check(self) -> None:
+        """Compile every section now (a syntax error is a PromptError here, not after the judge loads)."""
+        import jinja2
+
+        for _, template in self.sections:
+            try:
+                _compile(template)
+            except jinja2.TemplateError as exc:
+                raise PromptError(f"prompt {self.path}: template error: {exc}") from None
+
+
 @lru_cache(maxsize=256)
 def _compile(template: str) -> Any:
     """Compiled once per template text: metrics render the same prompt for every statement."""
@@ -123,7 +135,7 @@ def load_prompt(name: str, lang: str, prompts_dir: str | Path | None = None) -> 
     candidates.append(packaged_prompts_dir() / lang / f"{name}.md")
     for path in candidates:
         if path.is_file():
-            return parse_prompt(path.read_text(encoding="utf-8"), path, lang)
+            return parse_prompt(read_text(path), path, lang)
     raise PromptError(f"no prompt '{name}' for language '{lang}' (looked for {', '.join(str(p) for p in candidates)})")
 
 
@@ -151,10 +163,7 @@ def parse_prompt(raw: str, path: Path, lang: str) -> Prompt:
         answers = {o.strip(): (o.strip(),) for o in header["options"].split(",") if o.strip()}
     schema = None
     if "schema" in header:
-        try:
-            schema = json.loads(header["schema"])
-        except ValueError as exc:
-            raise PromptError(f"prompt {path}: schema is not valid JSON ({exc})") from None
+        schema = parse_json(header["schema"], str(path), None, "schema")
     return Prompt(header["name"], header["version"], lang, kind, max_tokens, path, raw,
                   _split_sections(body, path), answers, schema)
 

@@ -1,12 +1,19 @@
 """faithfulness: is every claim of the answer backed by the passages it was generated from?
 
-Ragas' definition, made robust for small local judges: the judge splits the answer into short standalone
-statements under a JSON schema (so the list always parses), then each statement gets P(supported) from
-the next-token probabilities of "Yes"/"No" (no text to parse). With n statements of which s have
-P ≥ 0.5:
+Ragas' definition, made robust for small local judges: the answer is split into statements, and each
+statement gets P(supported) from the next-token probabilities of the verdict words (no text to parse).
+With n statements, of which s have P ≥ 0.5:
 
     faithfulness      = s / n
     faithfulness.soft = mean of the n probabilities
+    faithfulness.min  = the smallest probability (an answer is as faithful as its weakest claim)
+
+How the statements are made, what each is checked against and how the verdict is asked are options,
+each measured on the dev sets by bench/accuracy.py (README, "How accurate is the judge?"):
+statements = "judge" (the judge's decomposition under a JSON schema, Ragas' way), "sentences" (the
+answer's own sentences, no generation) or "both"; evidence = "context" (all passages, windowed) or
+"selected" (the few passage sentences that share most words with the statement); verdict = "two-way"
+(Yes/No) or "three-way" (Yes/No/Unknown).
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all, every statement is unsupported. `against="reference_docs"` checks the answer against
@@ -22,9 +29,11 @@ from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
 from .judged import THRESHOLD, Flow, JudgeMetric
 from .registry import MetricOption, register_metric
-from .steps import passages_for, statements_of, support
+from .steps import VERDICTS, passages_for, sentence_statements, statements_of, support
 
 AGAINST = ("contexts", "reference_docs")
+STATEMENTS = ("judge", "sentences", "both")
+EVIDENCE = ("context", "selected")
 
 
 @register_metric
@@ -32,34 +41,62 @@ class Faithfulness(JudgeMetric):
     """Share of the answer's statements supported by the contexts (or reference documents)."""
 
     name = "faithfulness"
-    columns = ("faithfulness", "faithfulness.soft")
+    columns = ("faithfulness", "faithfulness.soft", "faithfulness.min")
     groups = ("ragas", "judge")
-    options = (MetricOption("faithfulness_against", "contexts", "Check the answer's statements against the "
-                            "retrieved contexts or the reference documents.", choices=AGAINST),)
+    options = (
+        MetricOption("faithfulness_against", "contexts", "Check the answer's statements against the retrieved "
+                     "contexts or the reference documents.", choices=AGAINST),
+        MetricOption("faithfulness_statements", "judge", "faithfulness: statements from the judge's decomposition, "
+                     "the answer's own sentences, or both.", choices=STATEMENTS),
+        MetricOption("faithfulness_evidence", "context", "faithfulness: check each statement against all passages "
+                     "or against the passage sentences most similar to it.", choices=EVIDENCE),
+        MetricOption("faithfulness_verdict", "two-way", "faithfulness: ask Yes/No, or Yes/No/Unknown.",
+                     choices=tuple(VERDICTS)),
+    )
 
     @classmethod
     def create(cls, context: MetricContext, k: int | None) -> Faithfulness:
-        return cls(context.kit, against=context.options["faithfulness_against"])
+        o = context.options
+        return cls(context.kit, against=o["faithfulness_against"], statements=o["faithfulness_statements"],
+                   evidence=o["faithfulness_evidence"], verdict=o["faithfulness_verdict"])
 
-    def __init__(self, kit: JudgeKit, against: str = "contexts") -> None:
-        if against not in AGAINST:
-            raise ValueError(f"faithfulness is checked against one of {', '.join(AGAINST)}, not {against!r}")
+    def __init__(self, kit: JudgeKit, against: str = "contexts", statements: str = "judge", evidence: str = "context",
+                 verdict: str = "two-way") -> None:
+        for value, allowed in ((against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE), (verdict, tuple(VERDICTS))):
+            if value not in allowed:
+                raise ValueError(f"faithfulness option {value!r} is not one of {', '.join(allowed)}")
         super().__init__(kit)
-        self.against = against
+        self.against, self.statements, self.evidence, self.verdict = against, statements, evidence, verdict
         self.requires = ("answer", against)
 
     def settings(self) -> dict[str, Any]:
-        return {"against": self.against, **super().settings()}
+        return {"against": self.against, "statements": self.statements, "evidence": self.evidence,
+                "verdict": self.verdict, **super().settings()}
 
     def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        statements = yield from statements_of(self.kit, lang, sample.question, sample.answer or "")
-        if not statements:
+        answer = sample.answer or ""
+        decomposed = (yield from statements_of(self.kit, lang, sample.question, answer)) if self.statements != "sentences" else []
+        own = sentence_statements(answer) if self.statements != "judge" else []
+        own = [s for s in own if s not in decomposed]
+        if not decomposed and not own:
             return Skipped("no checkable statement in the answer")
         passages = passages_for(sample, self.against)
-        probs, windows = (yield from support(self.kit, lang, statements, passages)) if passages else ([0.0] * len(statements), 0)
+        probs: list[float] = []
+        windows = 0
+        for statements, question in ((decomposed, None), (own, sample.question)):
+            if not statements:
+                continue
+            if passages:
+                found, used = yield from support(self.kit, lang, statements, passages, verdict=self.verdict,
+                                                 evidence=self.evidence, question=question)
+                probs, windows = probs + found, max(windows, used)
+            else:
+                probs += [0.0] * len(statements)
+        texts = decomposed + own
         supported = [p >= THRESHOLD for p in probs]
         return Measurement(
-            {"faithfulness": sum(supported) / len(statements), "faithfulness.soft": sum(probs) / len(probs)},
-            {"statements": [{"text": t, "p": round(p, 6), "supported": ok} for t, p, ok in zip(statements, probs, supported)],
+            {"faithfulness": sum(supported) / len(texts), "faithfulness.soft": sum(probs) / len(probs),
+             "faithfulness.min": min(probs)},
+            {"statements": [{"text": t, "p": round(p, 6), "supported": ok} for t, p, ok in zip(texts, probs, supported)],
              "against": self.against, "windows": windows},
         )

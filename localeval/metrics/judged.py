@@ -18,7 +18,7 @@ per window the calls are exactly those of a sample-by-sample loop.
 
 from __future__ import annotations
 
-from typing import Any, Generator, Sequence, TypeVar
+from typing import Any, Callable, Generator, Sequence, TypeVar
 
 from ..data.records import Sample
 from ..errors import JudgeError
@@ -35,10 +35,11 @@ T = TypeVar("T")
 Flow = Generator[list[Ask], list[Answer], T]
 
 
-def drive(judge: Judge, flows: Sequence[Flow[Outcome]]) -> list[tuple[Outcome, CallStats]]:
+def drive(judge: Judge | Callable[[], Judge], flows: Sequence[Flow[Outcome]]) -> list[tuple[Outcome, CallStats]]:
     """Run flows in lockstep; each flow's outcome and the judge work spent on it.
 
-    A question the judge could not answer (output cut off, prompt too long) is thrown into its flow as a
+    `judge` may be a function that loads it, called only when some flow asks a question. A question the
+    judge could not answer (output cut off, prompt too long) is thrown into its flow as a
     JudgeError; a flow that does not catch it ends as Skipped("judge error: ...") — one odd sample never
     stops a long run, and never becomes a NaN.
     """
@@ -65,6 +66,8 @@ def drive(judge: Judge, flows: Sequence[Flow[Outcome]]) -> list[tuple[Outcome, C
     for i in range(len(flows)):
         advance(i, None)
     while waiting:
+        if callable(judge):  # loaded only once a flow asks something
+            judge = judge()
         order = list(waiting)
         replies = judge.ask([ask for i in order for ask in waiting[i]])
         start = 0
@@ -106,7 +109,7 @@ class JudgeMetric:
 
     def measure(self, samples: Sequence[Sample]) -> list[Outcome]:
         langs = [self.kit.lang(sample) for sample in samples]
-        results = drive(self.kit.judge, [self._flow(sample, lang) for sample, lang in zip(samples, langs)])
+        results = drive(lambda: self.kit.judge, [self._flow(sample, lang) for sample, lang in zip(samples, langs)])
         outcomes: list[Outcome] = []
         for (outcome, used), lang in zip(results, langs):
             self._total = used if self._total is None else self._total + used

@@ -1,5 +1,5 @@
-"""The judge steps several metrics are built from: an answer split into statements, and the support of
-statements by passages (windowed when the passages are longer than the judge's context).
+"""The judge steps several metrics are built from: an answer split into statements, the support of
+statements by passages, and the selection of the evidence a statement is checked against.
 
 Shared steps go through the judge's persistent cache, so when two metrics ask the same question the
 model answers once.
@@ -9,21 +9,36 @@ from __future__ import annotations
 
 import copy
 import math
+import re
+from collections import Counter
 from typing import Sequence
 
 from ..data.records import Context, Sample
 from ..judge.facade import Ask
 from ..judge.kit import JudgeKit
-from ..text import count_cjk_letters
+from ..text import CJK_LETTERS, count_cjk_letters, split_sentences
 from .judged import Flow
 
 #: Words per atomic fact, for the cap on the statements list (see statements_of).
 WORDS_PER_FACT = 5
+#: How a statement's verdict is asked: Yes/No, or Yes/No/Unknown (P(supported) read over all three).
+VERDICTS = {"two-way": "verify_statement", "three-way": "verify_statement_3way"}
+#: Context sentences a statement is checked against under evidence="selected" (as sentence-level NLI
+#: checkers such as SummaC and AlignScore select a few sentences instead of reading the whole source).
+EVIDENCE_SENTENCES = 3
+_WORD = re.compile(f"[{CJK_LETTERS}]{{2}}|[^\\W_{CJK_LETTERS}]+")
+_CHECKABLE = re.compile(r"[^\W_]")
 
 
 def joined(passages: Sequence[Context]) -> str:
     """Passages as one text, numbered in rank order, so the judge sees where each begins."""
     return "\n\n".join(f"[{i}] {p.text.strip()}" for i, p in enumerate(passages, start=1))
+
+
+def checkable(text: str) -> bool:
+    """Text with at least one letter or digit; an empty or punctuation-only answer states nothing, and a
+    small judge asked to split it invents a statement."""
+    return _CHECKABLE.search(text) is not None
 
 
 def statements_of(kit: JudgeKit, lang: str, question: str, text: str) -> Flow[list[str]]:
@@ -33,17 +48,19 @@ def statements_of(kit: JudgeKit, lang: str, question: str, text: str) -> Flow[li
     2 * WORDS_PER_FACT Chinese characters): measured on the 1.5B judge, an uncapped list pads a one-sentence
     answer with paraphrases and background facts the answer never stated, which skews the score.
     """
+    if not checkable(text):
+        return []
     prompt = kit.prompt("statements", lang, question=question, answer=text)
     schema = copy.deepcopy(prompt.schema)
     items = schema["properties"]["statements"]
     items["maxItems"] = min(items.get("maxItems", 8), max_statements(text))
     (answer,) = yield [Ask.json(prompt, schema)]
-    seen: list[str] = []
-    for statement in answer.value["statements"]:
-        statement = statement.strip()
-        if statement and statement not in seen:
-            seen.append(statement)
-    return seen
+    return _distinct(answer.value["statements"])
+
+
+def sentence_statements(text: str) -> list[str]:
+    """The answer's own sentences, with no generation: nothing is paraphrased, invented or left out."""
+    return _distinct(s for s in split_sentences(text) if checkable(s))
 
 
 def max_statements(text: str) -> int:
@@ -53,29 +70,93 @@ def max_statements(text: str) -> int:
     return max(1, math.ceil(words / WORDS_PER_FACT))
 
 
-def support(kit: JudgeKit, lang: str, statements: Sequence[str],
-            passages: Sequence[Context]) -> Flow[tuple[list[float], int]]:
+def support(kit: JudgeKit, lang: str, statements: Sequence[str], passages: Sequence[Context], *,
+            verdict: str = "two-way", evidence: str = "context",
+            question: str | None = None) -> Flow[tuple[list[float], int]]:
     """P(supported) of each statement given the passages, and how many windows the passages took.
 
-    The passages come first in the prompt and the statement last, so every statement after the first
-    reuses the passages' KV cache. Passages longer than the judge's window are split at sentence ends
-    into windows that fit; a statement's probability is its maximum over windows (it is supported if
-    some part of the passages supports it). The number of windows goes into the details: nothing is
+    evidence="context": the passages come first in the prompt and the statement last, so every statement
+    after the first reuses the passages' KV cache. Passages longer than the judge's window are split at
+    sentence ends into windows that fit; a statement's probability is its maximum over windows (it is
+    supported if some part of the passages supports it). evidence="selected": each statement is checked
+    against the EVIDENCE_SENTENCES passage sentences that share the most (idf-weighted) words with it,
+    in passage order. `question` is shown to the judge when statements are the answer's own sentences,
+    which may not name what they are about. The number of windows goes into the details: nothing is
     ever silently truncated.
     """
     judge = kit.judge
+    name = VERDICTS[verdict]
     text = joined(passages)
     longest = max(statements, key=len, default="")
-    budget = judge.context_budget(kit.prompt("verify_statement", lang, context="", statement=longest)) - 8
-    windows = [text] if judge.count_tokens(text) <= budget else judge.split_to_fit(text, budget)
-    answers = yield [Ask.yes_no(kit.prompt("verify_statement", lang, context=window, statement=statement))
-                     for window in windows for statement in statements]
+    budget = judge.context_budget(kit.prompt(name, lang, context="", statement=longest, question=question)) - 8
+
+    def windowed(context: str) -> list[str]:
+        return [context] if judge.count_tokens(context) <= budget else judge.split_to_fit(context, budget)
+
+    if evidence == "selected":
+        sentences = split_sentences(text)
+        per_statement = [windowed(select_evidence(statement, sentences)) for statement in statements]
+        pairs = [(chunk, i) for i, chunks in enumerate(per_statement) for chunk in chunks]
+        windows = max(len(chunks) for chunks in per_statement)
+    else:
+        chunks = windowed(text)
+        pairs = [(chunk, i) for chunk in chunks for i in range(len(statements))]
+        windows = len(chunks)
+    asks = [_verdict_ask(kit.prompt(name, lang, context=context, statement=statements[i], question=question), verdict)
+            for context, i in pairs]
+    answers = yield asks
     best = [0.0] * len(statements)
-    for j, answer in enumerate(answers):
-        best[j % len(statements)] = max(best[j % len(statements)], answer.value)
-    return best, len(windows)
+    for (_, i), answer in zip(pairs, answers):
+        best[i] = max(best[i], _supported(answer.value, verdict))
+    return best, windows
+
+
+def best_of_windows(kit: JudgeKit, lang: str, name: str, slot: str, texts: Sequence[str],
+                    **variables: object) -> Flow[list[float]]:
+    """P(yes) of the yes/no prompt `name` for each text put into its `slot`; a text longer than the
+    judge's window is split at sentence ends and counts its best window (nothing is truncated)."""
+    judge = kit.judge
+    budget = judge.context_budget(kit.prompt(name, lang, **{slot: ""}, **variables)) - 8
+    pieces = [[text] if judge.count_tokens(text) <= budget else judge.split_to_fit(text, budget) for text in texts]
+    owners = [i for i, parts in enumerate(pieces) for _ in parts]
+    answers = yield [Ask.yes_no(kit.prompt(name, lang, **{slot: part}, **variables)) for parts in pieces for part in parts]
+    best = [0.0] * len(texts)
+    for i, answer in zip(owners, answers):
+        best[i] = max(best[i], answer.value)
+    return best
+
+
+def _verdict_ask(prompt: object, verdict: str) -> Ask:
+    return Ask.yes_no(prompt) if verdict == "two-way" else Ask.choice(prompt)  # type: ignore[arg-type]
+
+
+def _supported(value: object, verdict: str) -> float:
+    """P(supported): P(yes) of a two-way verdict; of a three-way one, the first option's share of all three."""
+    if verdict == "two-way":
+        return float(value)  # type: ignore[arg-type]
+    return float(next(iter(value.values())))  # type: ignore[union-attr]
+
+
+def select_evidence(statement: str, sentences: Sequence[str], k: int = EVIDENCE_SENTENCES) -> str:
+    """The k sentences sharing the most idf-weighted words (Chinese: character bigrams) with `statement`,
+    in their original order; ties go to the earlier sentence."""
+    bags = [set(_WORD.findall(s.lower())) for s in sentences]
+    document_frequency = Counter(word for bag in bags for word in bag)
+    wanted = set(_WORD.findall(statement.lower()))
+    scores = [sum(math.log(1 + len(bags) / document_frequency[w]) for w in wanted & bag) for bag in bags]
+    top = sorted(sorted(range(len(sentences)), key=lambda i: -scores[i])[:k])
+    return "\n".join(sentences[i] for i in top)
 
 
 def passages_for(sample: Sample, against: str) -> tuple[Context, ...]:
     """The passages a statement is checked against: the retrieved contexts or the reference documents."""
     return (sample.reference_docs if against == "reference_docs" else sample.contexts) or ()
+
+
+def _distinct(statements: object) -> list[str]:
+    seen: list[str] = []
+    for statement in statements:  # type: ignore[attr-defined]
+        statement = statement.strip()
+        if statement and statement not in seen:
+            seen.append(statement)
+    return seen

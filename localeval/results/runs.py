@@ -8,18 +8,21 @@ Ids are compared as strings, as `localeval score` writes them.
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..data.loading import iter_jsonl
+from ..data.records import identifier
 from ..errors import InputError
-from ..files import check_readable
-from .writer import SAMPLES_FILE
+from ..files import check_readable, read_text
+from ..strict_json import parse_json
+from .writer import CALIBRATION_FILE, SAMPLES_FILE, SUMMARY_JSON
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
     for line, record in iter_jsonl(path):
         if not isinstance(record, dict) or "id" not in record:
             raise InputError(source, line, "id", "missing; every scored sample has an id")
-        sample_id = str(record["id"])
+        sample_id = identifier(record["id"], lambda message: InputError(source, line, "id", message))
         if sample_id in index:
             raise InputError(source, line, "id", f"duplicate id '{sample_id}'")
         metrics = record.get("metrics", {})
@@ -87,6 +90,44 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
     return ScoredRun(name=name or str(run), source=source, ids=ids, columns=columns, index=index)
 
 
-def column_listing(columns: Mapping[str, Any]) -> str:
+def run_folder(run: Path) -> Path:
+    """The folder of a run given as RUN_DIR or as its samples file."""
+    return run if run.is_dir() else run.parent
+
+
+def load_summary(run: Path) -> dict[str, Any]:
+    """RUN_DIR/summary.json: per-column means, settings, judge and its work, the PPI block if labelled."""
+    path = run_folder(run) / SUMMARY_JSON
+    if not run.exists():
+        raise InputError(str(run), None, None, "no such folder; give a folder written by `localeval score --out`")
+    summary = _json_object(path, f"no such file; is {run} a folder written by `localeval score --out`?")
+    if not isinstance(summary.get("metrics"), dict):
+        raise InputError(str(path), None, "metrics", "missing; is this a summary written by `localeval score`?")
+    return summary
+
+
+def load_calibration(run: Path) -> dict[str, Any] | None:
+    """RUN_DIR/calibration.json (written by `localeval calibrate`), or None when the run was not calibrated."""
+    path = run_folder(run) / CALIBRATION_FILE
+    return _json_object(path, "") if path.exists() else None
+
+
+def _json_object(path: Path, missing: str) -> dict[str, Any]:
+    if not path.exists():
+        raise InputError(str(path), None, None, missing)
+    value = parse_json(read_text(path), str(path))
+    if not isinstance(value, dict):
+        raise InputError(str(path), None, None, "must hold a JSON object")
+    return value
+
+
+def column_listing(columns: Iterable[str]) -> str:
     names = sorted(columns)
     return ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "") if names else "no columns"
+
+
+def unknown_column(column: str, columns: Mapping[str, Any]) -> str:
+    """'faithfulnes' → "no metric column 'faithfulnes'; did you mean 'faithfulness'? (it has ...)"."""
+    close = difflib.get_close_matches(column, list(columns), n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"the run has no metric column '{column}'{hint} (it has {column_listing(columns)})"

@@ -1,23 +1,27 @@
 """Writing results: samples.jsonl, summary.json and summary.csv.
 
 All files are first written beside their final names and renamed into place only once every one of
-them is complete, so an interrupted or failed run never leaves a half-written result that looks whole.
+them is complete, together (atomic.py): an interrupted or failed run leaves the previous results as they
+were, never a half-written result or a mix of old and new files that looks whole.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..files import dumps, temp_name
+from ..atomic import AtomicFiles
+from ..files import dumps
 
 SAMPLES_FILE = "samples.jsonl"
 SUMMARY_JSON = "summary.json"
 SUMMARY_CSV = "summary.csv"
+#: Written into a run folder by `localeval calibrate`.
+CALIBRATION_FILE = "calibration.json"
+RESULT_FILES = (SAMPLES_FILE, SUMMARY_JSON, SUMMARY_CSV)
 
 
 class ResultWriter:
@@ -25,15 +29,8 @@ class ResultWriter:
 
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
-        out_dir.mkdir(parents=True, exist_ok=True)
-        self._pending: dict[Path, Path] = {}
-        self._rows = self._open_temp(SAMPLES_FILE)
-
-    def _open_temp(self, name: str) -> io.TextIOWrapper:
-        final = self.out_dir / name
-        temp = temp_name(final)
-        self._pending[temp] = final
-        return temp.open("w", encoding="utf-8", newline="\n")
+        self._files = AtomicFiles(out_dir)
+        self._rows = self._files.open(SAMPLES_FILE)
 
     def write_row(self, row: dict[str, Any]) -> None:
         self._rows.write(dumps(row) + "\n")
@@ -41,32 +38,27 @@ class ResultWriter:
     def rows_so_far(self) -> Path:
         """The not-yet-committed samples file, flushed, for steps that read the rows before commit."""
         self._rows.flush()
-        return Path(self._rows.name)
+        return self._rows.path
 
     def commit(self, summary: dict[str, Any]) -> None:
         self._rows.close()
-        with self._open_temp(SUMMARY_JSON) as handle:
+        with self._files.open(SUMMARY_JSON) as handle:
             handle.write(dumps(summary, indent=2) + "\n")
-        with self._open_temp(SUMMARY_CSV) as handle:
+        with self._files.open(SUMMARY_CSV) as handle:
             handle.write(summary_csv(summary["metrics"]))
-        for temp, final in self._pending.items():
-            with temp.open("rb+") as handle:
-                os.fsync(handle.fileno())
-            os.replace(temp, final)
-        self._pending.clear()
+        self._files.commit()
 
     def discard(self) -> None:
-        self._rows.close()
-        for temp in self._pending:
-            temp.unlink(missing_ok=True)
-        self._pending.clear()
+        try:
+            self._rows.close()
+        finally:
+            self._files.discard()
 
     def __enter__(self) -> "ResultWriter":
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self._pending:
-            self.discard()
+        self.discard()
 
 
 def summary_csv(metrics: dict[str, dict[str, Any]]) -> str:

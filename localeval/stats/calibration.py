@@ -27,6 +27,10 @@ def calibration_report(run: ScoredRun, labels: Labels, confidence: float = 0.95,
 
     out: dict[str, Any] = {}
     for column, by_id in labels.by_column.items():
+        if column not in run.columns:  # every sample was skipped for this metric
+            out[column] = {"n_labels": len(by_id), "n_labels_unscored": len(by_id),
+                           "error": f"no sample has a value in '{column}' (the metric skipped every sample)"}
+            continue
         pairs = _labelled_pairs(run, column, by_id)
         entry: dict[str, Any] = {"n_labels": len(by_id), "n_labels_unscored": len(by_id) - len(pairs[0])}
         problem = _unusable(run, column, pairs[0])
@@ -46,18 +50,17 @@ def calibration_report(run: ScoredRun, labels: Labels, confidence: float = 0.95,
     return out
 
 
-def ppi_summary(samples_path: Path, labels_path: Path, label_columns: Mapping[str, str] | None = None,
-                confidence: float = 0.95, lam_mode: str = "min_variance") -> dict[str, Any]:
+def ppi_summary(samples_path: Path, labels: Labels, confidence: float = 0.95,
+                lam_mode: str = "min_variance") -> dict[str, Any]:
     """The block `score --labels` adds to summary.json: per labelled column, the PPI estimate, its interval,
-    the labels-only interval and the naive judge mean."""
-    from ..data.labels import load_labels
+    the labels-only interval and the naive judge mean. `labels` were read (and checked against the input)
+    before scoring; `samples_path` holds the rows just scored."""
     from ..results.runs import load_run
 
     run = load_run(Path(samples_path))
-    labels = load_labels(Path(labels_path), run, label_columns)
     report = calibration_report(run, labels, confidence, lam_mode)
     return {
-        "labels": str(labels_path),
+        "labels": labels.source,
         "method": PPI_METHOD,
         "confidence": confidence,
         "metrics": {column: entry.get("ppi") or {"error": entry.get("error")} for column, entry in report.items()},

@@ -22,7 +22,6 @@ intervals per column, each at the stated confidence.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Mapping, Sequence
@@ -31,13 +30,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..data.labels import Labels
-from ..errors import InputError, LocalevalError
+from ..errors import InputError, LocalevalError, OptionError
 from ..results.runs import ScoredRun
+from .bootstrap import column_rng, paired_bootstrap_means
 from .ppi import ppi_mean_ci
 
 DEFAULT_BOOTSTRAP = 10_000
-#: Elements of the (pairs × resamples × samples) block gathered at once; bounds memory to ~32 MB.
-CHUNK_ELEMENTS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -94,18 +92,6 @@ def align(runs: Sequence[ScoredRun]) -> list[str]:
     return list(first.ids)
 
 
-def paired_bootstrap_means(diffs: NDArray[np.float64], n_boot: int, rng: np.random.Generator) -> NDArray[np.float64]:
-    """Bootstrap means of each row of `diffs` (pairs × n), with one set of resampled indices for all rows."""
-    rows, n = diffs.shape
-    out = np.empty((rows, n_boot))
-    chunk = max(1, CHUNK_ELEMENTS // max(1, n * rows))
-    for start in range(0, n_boot, chunk):
-        stop = min(n_boot, start + chunk)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[:, start:stop] = diffs[:, idx].mean(axis=-1)
-    return out
-
-
 def compare_runs(
     runs: Sequence[ScoredRun],
     columns: Sequence[str] | None = None,
@@ -129,6 +115,10 @@ def compare_runs(
         if lacking:
             raise LocalevalError(f"metric column '{column}' is not in {', '.join(lacking)}; shared columns: "
                                  f"{', '.join(shared) or 'none'}")
+    for column in lower_is_better:
+        if column not in shared:
+            raise OptionError(f"--lower-is-better '{column}' is not a metric column of every run; shared columns: "
+                              f"{', '.join(shared) or 'none'}")
     results = [
         _compare_column(runs, ids, column, n_boot, confidence, seed, labels or {}, column in lower_is_better)
         for column in (columns or shared)
@@ -150,7 +140,7 @@ def _compare_column(runs: Sequence[ScoredRun], ids: list[str], column: str, n_bo
     diffs = np.stack([values[i] - values[j] for i, j in pair_index])
     boot = None
     if n >= 2:
-        rng = np.random.default_rng([seed, zlib.crc32(column.encode("utf-8"))])
+        rng = column_rng(seed, column)
         boot = np.quantile(paired_bootstrap_means(diffs, n_boot, rng), [(1 - confidence) / 2, (1 + confidence) / 2], axis=1)
     pairs = []
     for k, (i, j) in enumerate(pair_index):

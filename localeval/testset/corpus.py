@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..data.loading import iter_jsonl
+from ..data.records import identifier
 from ..errors import InputError
 from ..files import read_text
 from ..text import join_sentences, split_sentences
@@ -42,10 +43,8 @@ def read_corpus(path: Path) -> list[Document]:
     if path.is_dir():
         docs = [Document(str(f.relative_to(path)), read_text(f)) for f in sorted(path.rglob("*"))
                 if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES]
-    elif path.is_file():
+    else:  # a missing path, a FIFO or an unreadable file is named as such by the reader
         docs = list(_jsonl_documents(path))
-    else:
-        raise InputError(str(path), None, None, "no such file or folder")
     docs = [d for d in docs if d.text.strip()]
     if not docs:
         raise InputError(str(path), None, None, f"holds no document with text (.txt/.md files, or JSONL of {{id, text}})")
@@ -83,14 +82,15 @@ def _jsonl_documents(path: Path) -> Iterator[Document]:
     for line, record in iter_jsonl(path):
         if not isinstance(record, dict):
             raise InputError(str(path), line, None, "expected a JSON object {id, text, title?}")
-        doc_id = record.get("id", record.get("_id"))
-        if doc_id is None or isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
-            raise InputError(str(path), line, "id", "must be a string or an integer")
+        raw_id = record.get("id", record.get("_id"))
+        if raw_id is None:
+            raise InputError(str(path), line, "id", "is required")
+        doc_id = identifier(raw_id, lambda message: InputError(str(path), line, "id", message))
         text = record.get("text")
         if not isinstance(text, str):
             raise InputError(str(path), line, "text", "must be a string")
         title = record.get("title")
-        if str(doc_id) in seen:
+        if doc_id in seen:
             raise InputError(str(path), line, "id", f"duplicate id '{doc_id}'")
-        seen.add(str(doc_id))
-        yield Document(str(doc_id), text, title if isinstance(title, str) and title.strip() else None)
+        seen.add(doc_id)
+        yield Document(doc_id, text, title if isinstance(title, str) and title.strip() else None)

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..files import dumps, write_json_atomic, write_text_atomic
+from ..atomic import AtomicFiles
+from ..files import check_output_dir, dumps
 from ..judge.kit import JudgeKit
 from ..judge.options import JudgeOptions
 from ..progress import Progress
@@ -46,9 +47,11 @@ class GenerateOptions:
 
 def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bool = False) -> dict[str, Any]:
     """Write testset.jsonl, negatives.jsonl, generation.json and index/ into out_dir; return the report."""
+    check_output_dir(out_dir, (TESTSET_FILE, NEGATIVES_FILE, REPORT_FILE))
+    kit = JudgeKit(options.judge)
+    kit.check(embedder=True)  # every option checked before the embedder and the judge load
     docs = read_corpus(corpus)
     chunks = chunk_documents(docs, options.chunk_size, options.overlap)
-    kit = JudgeKit(options.judge)
     index = ChunkIndex.build(chunks, kit.embedder.encode([c.text for c in chunks]), options.index)
     rng = np.random.default_rng(options.seed)
     sampled = _sample(chunks, options.n, rng)
@@ -142,9 +145,13 @@ def _negatives(kit: JudgeKit, sample_id: str, question: str, answer: str, source
 
 
 def _write(out_dir: Path, kept: list[dict], negatives: list[dict], report: dict, index: ChunkIndex) -> None:
-    """Each file replaced whole, the report last, so a failed run leaves no half test set."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    index.save(out_dir / INDEX_DIR)
-    write_text_atomic(out_dir / TESTSET_FILE, "".join(dumps(r) + "\n" for r in kept))
-    write_text_atomic(out_dir / NEGATIVES_FILE, "".join(dumps(r) + "\n" for r in negatives))
-    write_json_atomic(out_dir / REPORT_FILE, report)
+    """All files replaced together (atomic.py), so a failed run leaves the previous test set whole."""
+    with AtomicFiles(out_dir) as files:
+        index.write_into(files, INDEX_DIR)
+        for name, rows in ((TESTSET_FILE, kept), (NEGATIVES_FILE, negatives)):
+            with files.open(name) as handle:
+                for row in rows:
+                    handle.write(dumps(row) + "\n")
+        with files.open(REPORT_FILE) as handle:
+            handle.write(dumps(report, indent=2) + "\n")
+        files.commit()

@@ -8,14 +8,16 @@ by score, ties by insertion order, so a run is reproducible.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..atomic import AtomicFiles
+from ..data.loading import iter_jsonl
+from ..errors import InputError, OutputError
+from ..files import dumps
 from .corpus import Chunk
 
 INDEX_FILE = "chunks.faiss"
@@ -47,25 +49,47 @@ class ChunkIndex:
         return [[(self.chunks[i], float(s)) for s, i in zip(row_s, row_i) if i >= 0] for row_s, row_i in zip(scores, ids)]
 
     def save(self, folder: Path) -> None:
+        """Write the index into `folder` (both files replaced together)."""
+        with AtomicFiles(folder) as files:
+            self.write_into(files)
+            files.commit()
+
+    def write_into(self, files: AtomicFiles, subfolder: str = "") -> None:
+        """Add the index's two files to a set of result files (see atomic.py) under `subfolder`."""
         import faiss
 
-        folder.mkdir(parents=True, exist_ok=True)
-        faiss.write_index(self.index, str(folder / INDEX_FILE))
-        with (folder / CHUNKS_FILE).open("w", encoding="utf-8") as handle:
+        prefix = f"{subfolder}/" if subfolder else ""
+        target = files.temp(prefix + INDEX_FILE)
+        try:
+            faiss.write_index(self.index, str(target))
+        except RuntimeError as exc:
+            raise OutputError(f"cannot write {target}: {str(exc).splitlines()[0]}") from None
+        with files.open(prefix + CHUNKS_FILE) as handle:
             for chunk in self.chunks:
-                handle.write(json.dumps({"id": chunk.id, "doc_id": chunk.doc_id, "text": chunk.text, "index": self.kind},
-                                        ensure_ascii=False) + "\n")
+                handle.write(dumps({"id": chunk.id, "doc_id": chunk.doc_id, "text": chunk.text, "index": self.kind}) + "\n")
 
     @classmethod
     def load(cls, folder: Path) -> "ChunkIndex":
         import faiss
 
-        if not (folder / INDEX_FILE).exists() or not (folder / CHUNKS_FILE).exists():
+        if not (folder / INDEX_FILE).is_file() or not (folder / CHUNKS_FILE).is_file():
             raise InputError(str(folder), None, None, f"holds no index; expected {INDEX_FILE} and {CHUNKS_FILE} "
                              "(written by `localeval generate`)")
-        rows = [json.loads(line) for line in (folder / CHUNKS_FILE).read_text(encoding="utf-8").splitlines()]
-        chunks = [Chunk(r["id"], r["doc_id"], r["text"]) for r in rows]
-        return cls(chunks, faiss.read_index(str(folder / INDEX_FILE)), rows[0]["index"] if rows else "flat")
+        chunks, kind = [], "flat"
+        source = str(folder / CHUNKS_FILE)
+        for line, row in iter_jsonl(folder / CHUNKS_FILE):
+            if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("id", "doc_id", "text")):
+                raise InputError(source, line, None, "expected {id, doc_id, text, index} as `localeval generate` writes it")
+            chunks.append(Chunk(row["id"], row["doc_id"], row["text"]))
+            kind = row.get("index", kind)
+        try:
+            index = faiss.read_index(str(folder / INDEX_FILE))
+        except RuntimeError as exc:
+            raise InputError(str(folder / INDEX_FILE), None, None, f"is not a faiss index: {str(exc).splitlines()[0]}") from None
+        if index.ntotal != len(chunks):
+            raise InputError(str(folder), None, None, f"{INDEX_FILE} holds {index.ntotal} vectors but {CHUNKS_FILE} "
+                             f"{len(chunks)} chunks; rebuild it with `localeval generate`")
+        return cls(chunks, index, kind)
 
 
 def doc_rank(hits: Sequence[tuple[Chunk, float]], doc_id: str) -> int | None:

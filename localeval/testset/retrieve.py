@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..data.loading import read_samples, validate_file
-from ..files import dumps, write_text_atomic
+from .. import models
+from ..files import check_output_file, dumps, write_text_atomic
+from ..settings import Settings
 from ..judge.kit import JudgeKit
 from ..judge.options import JudgeOptions
 from .index import ChunkIndex
@@ -14,9 +16,11 @@ from .index import ChunkIndex
 
 def retrieve(testset: Path, index_dir: Path, out: Path, k: int = 5, embedder: str | None = None) -> int:
     """Fill `contexts` with the index's top-k chunks ({id: document id, text}), a baseline retriever."""
+    check_output_file(out)
+    kit = JudgeKit(JudgeOptions(embedder=embedder))
+    models.resolve(Settings.resolve(embedder=embedder).embedder, "embedder")  # before anything loads
     validate_file(testset)
     index = ChunkIndex.load(index_dir)
-    kit = JudgeKit(JudgeOptions(embedder=embedder))
     samples = list(read_samples(testset))
     hits = index.search(kit.embedder.encode([s.question for s in samples]), k)
     rows = []

@@ -1,0 +1,353 @@
+"""How often the judge metrics agree with people, per dev set, metric and method variant.
+
+One table: judge-vs-label agreement on the dev sets in ../shared/data, with seconds, judge calls and
+tokens per sample beside it, so a method is chosen for its accuracy *and* its cost.
+
+- Pairs (ties count 1/2; the tie rate is reported): HaluEval-QA (the right answer should score higher
+  than the hallucinated one), UHGEval (the first sentence of the real continuation vs the hallucinated
+  continuation), answer-relevance pairs built from the dev questions (English: a HaluEval question with
+  its right answer vs the right answer of another question, and vs an evasive non-answer; Chinese: an
+  UHGEval news lead with the first sentence of its real continuation vs that of another article).
+- Labelled rows (balanced accuracy at the 0.5 threshold, AUROC): FaithBench (faithful = not
+  `is_hallucinated_majority`), RGB-zh passage relevance (a query with one of its qrels passages, or with
+  a non-relevant passage that shares the most words with it), Cranfield passage relevance (a query with
+  a document judged relevant with grade >= 3, or an unjudged document that shares the most words).
+
+Every row set is a seeded slice (--limit pairs or rows per set). Agreement runs share one judge cache
+(--cache), so variants that ask the same question pay once and an interrupted run resumes; seconds and
+tokens per sample come from separate runs of the first --timing samples with an empty cache. Every
+model run takes /tmp/localeval-model.lock, so other model processes never overlap it.
+
+    .venv/bin/python bench/accuracy.py --limit 40                       # every set, default methods
+    .venv/bin/python bench/accuracy.py --sets halueval --variants default,faith-sentences --limit 80
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fcntl
+import json
+import random
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from localeval import JudgeOptions, MetricOptions, evaluate  # noqa: E402
+from localeval.text import split_sentences  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data"
+LOCK = Path("/tmp/localeval-model.lock")
+EVASIVE = {"en": "I am not sure; it depends on many factors, so I cannot say.",
+           "zh": "这个问题比较复杂，取决于很多因素，我无法确定。"}
+
+
+@dataclass
+class DevSet:
+    """Samples plus how to read agreement off them: `pairs` (good id, bad id) or `labels` (id → 0/1)."""
+
+    name: str
+    lang: str
+    metrics: tuple[str, ...]
+    samples: list[dict[str, Any]]
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)
+    note: str = ""
+
+
+# ---- dev sets ---------------------------------------------------------------------------------------
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def halueval(limit: int, seed: int) -> DevSet:
+    rows = read_jsonl(DATA / "halueval_qa_dev.jsonl")
+    by_pair: dict[str, dict[int, dict]] = {}
+    for row in rows:
+        by_pair.setdefault(row["pair_id"], {})[int(row["is_hallucinated"])] = row
+    chosen = random.Random(seed).sample(sorted(p for p, v in by_pair.items() if len(v) == 2), limit)
+    samples, pairs = [], []
+    for pair_id in chosen:
+        for row in (by_pair[pair_id][0], by_pair[pair_id][1]):
+            samples.append({k: row[k] for k in ("id", "question", "answer", "contexts", "reference")})
+        pairs.append((by_pair[pair_id][0]["id"], by_pair[pair_id][1]["id"]))
+    return DevSet("halueval", "en", ("faithfulness",), samples, pairs=pairs,
+                  note="right vs hallucinated answer, same question and knowledge passage")
+
+
+def uhgeval_rows() -> list[dict[str, Any]]:
+    rows = read_jsonl(DATA / "uhgeval_zh_dev.jsonl")
+    for row in rows:
+        if isinstance(row["contexts"], str):  # stored as the repr of a Python list
+            row["contexts"] = ast.literal_eval(row["contexts"])
+        row["real_first"] = split_sentences(row["real_continuation"])[0]
+    return rows
+
+
+def uhgeval(limit: int, seed: int) -> DevSet:
+    rows = random.Random(seed).sample(uhgeval_rows(), limit)
+    samples, pairs = [], []
+    for row in rows:
+        base = {"question": row["question"], "contexts": row["contexts"]}
+        samples.append({"id": f"{row['id']}-real", "answer": row["real_first"], **base})
+        samples.append({"id": f"{row['id']}-hallucinated", "answer": row["answer"], **base})
+        pairs.append((f"{row['id']}-real", f"{row['id']}-hallucinated"))
+    return DevSet("uhgeval", "zh", ("faithfulness",), samples, pairs=pairs,
+                  note="first sentence of the real continuation vs the hallucinated continuation, same contexts")
+
+
+def _relevance_pairs(name: str, lang: str, rows: list[dict[str, Any]], answer: str, rng: random.Random,
+                     note: str) -> DevSet:
+    """Each question with its own answer, vs the answer of another (random) question, and vs an evasive reply."""
+    samples, pairs = [], []
+    for i, row in enumerate(rows):
+        other = rows[(i + 1 + rng.randrange(len(rows) - 1)) % len(rows)]
+        good = {"id": f"{row['id']}-own", "question": row["question"], "answer": row[answer]}
+        off = {"id": f"{row['id']}-other", "question": row["question"], "answer": other[answer]}
+        evasive = {"id": f"{row['id']}-evasive", "question": row["question"], "answer": EVASIVE[lang]}
+        samples += [good, off, evasive]
+        pairs += [(good["id"], off["id"]), (good["id"], evasive["id"])]
+    return DevSet(name, lang, ("answer_relevance", "answer_relevance_rating"), samples, pairs=pairs, note=note)
+
+
+def relevance_en(limit: int, seed: int) -> DevSet:
+    rows = [r for r in read_jsonl(DATA / "halueval_qa_dev.jsonl") if int(r["is_hallucinated"]) == 0]
+    rng = random.Random(seed)
+    return _relevance_pairs("relevance-en", "en", rng.sample(rows, limit), "answer", rng,
+                            "HaluEval question: its right answer vs another question's right answer, and vs an evasive reply")
+
+
+def relevance_zh(limit: int, seed: int) -> DevSet:
+    rng = random.Random(seed)
+    return _relevance_pairs("relevance-zh", "zh", rng.sample(uhgeval_rows(), limit), "real_first", rng,
+                            "UHGEval lead: first sentence of its real continuation vs another article's, and vs an evasive reply")
+
+
+def faithbench(limit: int, seed: int) -> DevSet:
+    rows = random.Random(seed).sample(read_jsonl(DATA / "faithbench_dev.jsonl"), limit)
+    samples = [{k: row[k] for k in ("id", "question", "answer", "contexts")} for row in rows]
+    labels = {row["id"]: 1 - int(row["is_hallucinated_majority"]) for row in rows}
+    return DevSet("faithbench", "en", ("faithfulness",), samples, labels=labels,
+                  note="label 1 = faithful (majority of experts found no hallucination)")
+
+
+def _tokens(text: str) -> set[str]:
+    from localeval.metrics.rouge import _TOKEN_RE  # the CJK-aware tokenizer ROUGE-L uses
+
+    return set(_TOKEN_RE.findall(text.lower()))
+
+
+def _passage_set(name: str, lang: str, queries: dict[str, str], corpus: dict[str, str], qrels: dict[str, dict[str, int]],
+                 min_grade: int, limit: int, seed: int, note: str) -> DevSet:
+    """Half the rows a query with one of its relevant passages, half with the most word-sharing passage
+    that is not judged relevant (a hard negative, as a retriever would return it)."""
+    rng = random.Random(seed)
+    usable = sorted(q for q, docs in qrels.items() if q in queries and any(g >= min_grade for g in docs.values()))
+    chosen = rng.sample(usable, min(limit, len(usable)))
+    corpus_tokens = {doc: _tokens(text) for doc, text in corpus.items()}
+    samples, labels = [], {}
+    for i, qid in enumerate(chosen):
+        if i % 2 == 0:
+            doc = rng.choice(sorted(d for d, g in qrels[qid].items() if g >= min_grade and d in corpus))
+            label = 1
+        else:
+            words = _tokens(queries[qid])
+            doc = max((d for d in corpus if d not in qrels[qid]), key=lambda d: (len(words & corpus_tokens[d]), d))
+            label = 0
+        sample_id = f"{qid}-{doc}"
+        samples.append({"id": sample_id, "question": queries[qid], "contexts": [{"id": doc, "text": corpus[doc]}]})
+        labels[sample_id] = label
+    return DevSet(name, lang, ("context_relevance", "passage_relevance"), samples, labels=labels, note=note)
+
+
+def _collection(folder: Path) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]:
+    queries = {str(r["_id"]): r["text"] for r in read_jsonl(folder / "queries.jsonl")}
+    corpus = {str(r["_id"]): (f"{r['title']}. " if r.get("title") else "") + r["text"] for r in read_jsonl(folder / "corpus.jsonl")}
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (folder / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        qrels.setdefault(qid, {})[doc] = int(grade)
+    return queries, corpus, qrels
+
+
+def rgb_zh(limit: int, seed: int) -> DevSet:
+    queries, corpus, qrels = _collection(DATA / "rgb_zh_retrieval")
+    return _passage_set("rgb-zh-passages", "zh", queries, corpus, qrels, 1, limit, seed,
+                        "query with a qrels passage (1) or the most word-sharing unjudged passage (0)")
+
+
+def cranfield(limit: int, seed: int) -> DevSet:
+    queries, corpus, qrels = _collection(DATA / "cranfield")
+    return _passage_set("cranfield-passages", "en", queries, corpus, qrels, 3, limit, seed,
+                        "query with a document of grade >= 3 (1) or the most word-sharing unjudged document (0)")
+
+
+SETS: dict[str, Callable[[int, int], DevSet]] = {
+    "halueval": halueval, "uhgeval": uhgeval, "relevance-en": relevance_en, "relevance-zh": relevance_zh,
+    "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "cranfield-passages": cranfield,
+}
+
+# ---- method variants: metric option values (each run through localeval as a user would) -------------
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "faith-sentences": {"faithfulness_statements": "sentences"},
+    "faith-both": {"faithfulness_statements": "both"},
+    "faith-selected": {"faithfulness_evidence": "selected"},
+    "faith-3way": {"faithfulness_verdict": "three-way"},
+    "faith-sentences-selected": {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected"},
+    "faith-sentences-3way": {"faithfulness_statements": "sentences", "faithfulness_verdict": "three-way"},
+    "faith-sentences-selected-3way": {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected",
+                                      "faithfulness_verdict": "three-way"},
+    "ctx-probability": {"context_relevance_method": "probability"},
+}
+#: Which metric each variant changes (a variant is only run with the metrics it changes).
+AFFECTS = {"faith": ("faithfulness",), "ctx": ("context_relevance",)}
+
+
+def applies(variant: str, metric: str) -> bool:
+    prefix = variant.split("-")[0]
+    return variant == "default" or metric in AFFECTS.get(prefix, ())
+
+
+def variant_options(name: str) -> dict[str, Any]:
+    if name not in VARIANTS:
+        raise SystemExit(f"unknown variant '{name}'; known: {', '.join(VARIANTS)}")
+    return VARIANTS[name]
+
+
+# ---- agreement ------------------------------------------------------------------------------------
+
+def pair_agreement(scores: dict[str, float], pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    wins = ties = n = 0
+    for good, bad in pairs:
+        if good in scores and bad in scores:
+            n += 1
+            if scores[good] > scores[bad]:
+                wins += 1
+            elif scores[good] == scores[bad]:
+                ties += 1
+    return {"n": n, "pair_accuracy": (wins + ties / 2) / n if n else None, "tie_rate": ties / n if n else None}
+
+
+def label_agreement(scores: dict[str, float], labels: dict[str, int]) -> dict[str, Any]:
+    ids = [i for i in labels if i in scores]
+    pos = [scores[i] for i in ids if labels[i] == 1]
+    neg = [scores[i] for i in ids if labels[i] == 0]
+    if not pos or not neg:
+        return {"n": len(ids), "balanced_accuracy": None, "auroc": None}
+    recall_pos = sum(s >= 0.5 for s in pos) / len(pos)
+    recall_neg = sum(s < 0.5 for s in neg) / len(neg)
+    # AUROC as the Mann-Whitney statistic: P(a positive outscores a negative), ties 1/2
+    auc = sum(1.0 if p > q else 0.5 if p == q else 0.0 for p in pos for q in neg) / (len(pos) * len(neg))
+    return {"n": len(ids), "balanced_accuracy": (recall_pos + recall_neg) / 2, "auroc": auc}
+
+
+@contextmanager
+def model_lock() -> Iterator[None]:
+    with LOCK.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def score(samples: list[dict[str, Any]], metric: str, variant: dict[str, Any], judge: JudgeOptions) -> tuple[Any, float]:
+    with model_lock():
+        started = time.perf_counter()
+        result = evaluate(samples, [metric], MetricOptions(judge=judge, **variant))
+        return result, time.perf_counter() - started
+
+
+def measure(dev: DevSet, metric: str, variant_name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    variant = variant_options(variant_name)
+    judge = JudgeOptions(judge=args.judge, cache=args.cache, n_threads=args.threads, seed=0, parallel=args.parallel)
+    result, _ = score(dev.samples, metric, variant, judge)
+    timing: dict[str, Any] = {}
+    if args.timing:
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = JudgeOptions(judge=args.judge, cache=str(Path(tmp) / "t.sqlite"), n_threads=args.threads, seed=0,
+                                 parallel=args.parallel)
+            timed, seconds = score(dev.samples[: args.timing], metric, variant, fresh)
+        usage = timed.summary.get("judge", {}).get("usage", {}).get(metric, {})
+        n = len(timed.rows)
+        timing = {"timing_samples": n, "seconds_per_sample": seconds / n,
+                  "calls_per_sample": usage.get("calls", 0) / n,
+                  "prompt_tokens_per_sample": usage.get("prompt_tokens", 0) / n,
+                  "generated_tokens_per_sample": usage.get("generated_tokens", 0) / n}
+    out = []
+    for column, entry in result.summary["metrics"].items():
+        scores = {row["id"]: row["metrics"][column] for row in result.rows if column in row["metrics"]}
+        figures = pair_agreement(scores, dev.pairs) if dev.pairs else label_agreement(scores, dev.labels)
+        out.append({"set": dev.name, "lang": dev.lang, "metric": metric, "variant": variant_name, "column": column,
+                    "skipped": entry["n_skipped"], **figures, **timing,
+                    "scores": scores})
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    header = ("set", "column", "variant", "n", "pair acc", "ties", "bacc@0.5", "AUROC", "s/sample", "calls", "prompt tok",
+              "gen tok")
+
+    def num(v: Any, digits: int = 3) -> str:
+        return "-" if v is None else f"{v:.{digits}f}"
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        lines.append("| " + " | ".join([r["set"], r["column"], r["variant"], str(r["n"]), num(r.get("pair_accuracy")),
+                                        num(r.get("tie_rate"), 2), num(r.get("balanced_accuracy")), num(r.get("auroc")),
+                                        num(r.get("seconds_per_sample"), 1), num(r.get("calls_per_sample"), 1),
+                                        num(r.get("prompt_tokens_per_sample"), 0),
+                                        num(r.get("generated_tokens_per_sample"), 0)]) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judge", default=None, help="registry name or .gguf (default: the default judge)")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from: {', '.join(SETS)}")
+    parser.add_argument("--metrics", default=None, help="only these metrics (default: each set's own)")
+    parser.add_argument("--variants", default="default", help=f"comma-separated, from: {', '.join(VARIANTS)}")
+    parser.add_argument("--limit", type=int, default=40, help="pairs or rows per set")
+    parser.add_argument("--timing", type=int, default=6, help="samples timed with an empty cache (0: none)")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--parallel", type=int, default=None, help="sequences in flight (the judge's default if unset)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache", default=str(REPO / ".localeval-cache" / "accuracy.sqlite"))
+    parser.add_argument("--tag", default="", help="suffix of the results file name")
+    args = parser.parse_args()
+    wanted = set(args.metrics.split(",")) if args.metrics else None
+    rows: list[dict[str, Any]] = []
+    sets = []
+    for name in args.sets.split(","):
+        dev = SETS[name](args.limit, args.seed)
+        sets.append({"name": dev.name, "lang": dev.lang, "note": dev.note, "samples": len(dev.samples),
+                     "pairs": len(dev.pairs), "labels": len(dev.labels)})
+        for metric in dev.metrics:
+            if wanted and metric not in wanted:
+                continue
+            for variant in args.variants.split(","):
+                if not applies(variant, metric):
+                    continue
+                found = measure(dev, metric, variant, args)
+                rows.extend(found)
+                print(table(found), flush=True)
+    print("\n" + table(rows))
+    out = REPO / "bench" / "results" / f"accuracy-{date.today()}-{args.judge or 'default'}{'-' + args.tag if args.tag else ''}.json"
+    out.write_text(json.dumps({"args": vars(args), "sets": sets, "variants": {v: variant_options(v) for v in args.variants.split(",")},
+                               "rows": rows, "table": table(rows)}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"\nresults in {out}")
+
+
+if __name__ == "__main__":
+    main()

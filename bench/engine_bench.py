@@ -1,0 +1,159 @@
+"""The batched engine against the sequential backend: the Ragas metric set on HaluEval-QA dev rows.
+
+Each setting scores the same rows from an empty judge cache (faithfulness, answer_relevance,
+context_precision, context_recall with the default judge), one setting after the other, in one process:
+samples per minute, prompt / evaluated / generated tokens per second, and the share of the llama.cpp
+ceiling (bench/llama_ceiling.py: the time the run's tokens would take at the single-sequence rates).
+Then every judge call the settings have in common is compared between their caches: the largest
+|ΔP| of a verdict or rating distribution, the verdicts that flip at 0.5, and the JSON answers that differ.
+
+    .venv/bin/python bench/engine_bench.py                          # --parallel 1 vs the default, 24 rows
+    .venv/bin/python bench/engine_bench.py --parallel 1,2,4,8 --rows 24
+    .venv/bin/python bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 200   # on a GPU
+
+Run it on a quiet machine: two llama.cpp processes on two cores slow each other about tenfold. Results
+go to bench/results/engine-<date>-<judge>-<device>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from llama_ceiling import ceiling  # noqa: E402
+
+from localeval import JudgeOptions, MetricOptions, evaluate  # noqa: E402
+from localeval.judge.options import parallel_of  # noqa: E402
+from localeval.settings import physical_cores  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data" / "halueval_qa_dev.jsonl"
+RAGAS = ["faithfulness", "answer_relevance", "context_precision", "context_recall"]
+
+
+def rows(n: int) -> list[dict[str, Any]]:
+    out = []
+    for line in DATA.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        out.append({k: row[k] for k in ("id", "question", "answer", "contexts", "reference")})
+        if len(out) == n:
+            break
+    return out
+
+
+def run(samples: list[dict[str, Any]], parallel: int, args: argparse.Namespace, cache: Path) -> dict[str, Any]:
+    judge = JudgeOptions(judge=args.judge, cache=str(cache), n_threads=args.threads, gpu_layers=args.gpu_layers,
+                         parallel=parallel, n_ctx=args.n_ctx)
+    evaluate(samples[:1], ["mrr"], MetricOptions(judge=judge))  # imports, out of the clock
+    started = time.perf_counter()
+    result = evaluate(samples, RAGAS, MetricOptions(judge=judge))
+    seconds = time.perf_counter() - started
+    usage = result.summary["judge"]["usage"]
+    total = {k: sum(u[k] for u in usage.values()) for k in ("calls", "prompt_tokens", "cached_tokens", "generated_tokens")}
+    skipped = sum(m["n_skipped"] for m in result.summary["metrics"].values())
+    return {"parallel": parallel, "engine": result.summary["judge"]["engine"], "samples": len(samples),
+            "seconds": round(seconds, 2), "samples_per_min": round(60 * len(samples) / seconds, 3),
+            "calls": total["calls"], "prompt_tokens": total["prompt_tokens"],
+            "evaluated_tokens": total["prompt_tokens"] - total["cached_tokens"],
+            "generated_tokens": total["generated_tokens"],
+            "prompt_tok_per_s": round(total["prompt_tokens"] / seconds, 1),
+            "evaluated_tok_per_s": round((total["prompt_tokens"] - total["cached_tokens"]) / seconds, 1),
+            "generated_tok_per_s": round(total["generated_tokens"] / seconds, 2), "skipped_values": skipped,
+            "means": {k: (round(v, 6) if v is not None else None) for k, v in result.means.items()}}
+
+
+def compare_caches(a: Path, b: Path) -> dict[str, Any]:
+    """Per judge call present in both caches: largest |ΔP|, flips at 0.5, differing JSON answers."""
+    def entries(path: Path) -> dict[str, tuple[str, Any]]:
+        with sqlite3.connect(path) as db:
+            return {key: (kind, json.loads(value)) for key, kind, value in db.execute("SELECT key, kind, value FROM judge_calls")}
+
+    left, right = entries(a), entries(b)
+    shared = sorted(set(left) & set(right))
+    delta, flips, json_differ, distributions = 0.0, 0, 0, 0
+    for key in shared:
+        kind, x = left[key]
+        y = right[key][1]
+        if kind == "json":
+            json_differ += x != y
+            continue
+        distributions += 1
+        for option in x[0]:
+            delta = max(delta, abs(x[0][option] - y[0][option]))
+        if "yes" in x[0]:
+            flips += (x[0]["yes"] >= 0.5) != (y[0]["yes"] >= 0.5)
+    return {"calls_compared": len(shared), "only_in_one": len(set(left) ^ set(right)), "distribution_calls": distributions,
+            "max_abs_delta_p": delta, "verdict_flips": flips, "json_answers_differing": json_differ}
+
+
+def device(gpu_layers: int) -> str:
+    if gpu_layers:
+        try:
+            return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                                  text=True, check=True).stdout.strip().splitlines()[0]
+        except (OSError, subprocess.CalledProcessError, IndexError):
+            return "gpu"
+    return f"cpu-{physical_cores()}core"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judge", default=None, help="registry name or .gguf (default: the default judge)")
+    parser.add_argument("--rows", type=int, default=24)
+    parser.add_argument("--parallel", default=None, help="comma-separated settings (default: 1 and the device default)")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--gpu-layers", type=int, default=0)
+    parser.add_argument("--n-ctx", type=int, default=4096)
+    parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
+    args = parser.parse_args()
+    default = parallel_of(JudgeOptions(gpu_layers=args.gpu_layers))
+    settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
+    samples = rows(args.rows)
+    limit = None if args.no_ceiling or args.gpu_layers else ceiling(args.judge, n_ctx=args.n_ctx, threads=args.threads)
+    results, caches = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for parallel in settings:
+            caches[parallel] = Path(tmp) / f"p{parallel}.sqlite"
+            result = run(samples, parallel, args, caches[parallel])
+            if limit:
+                floor = result["evaluated_tokens"] / limit["prompt_tok_per_s"] + result["generated_tokens"] / limit["gen_tok_per_s"]
+                result["ceiling_seconds"] = round(floor, 2)
+                result["ceiling_fraction"] = round(floor / result["seconds"], 3)
+            results.append(result)
+            print(json.dumps(result), flush=True)
+        base = settings[0]
+        agreement = {str(p): compare_caches(caches[base], caches[p]) for p in settings[1:]}
+    for r in results:
+        r["speedup"] = round(r["samples_per_min"] / results[0]["samples_per_min"], 2)
+    header = ("parallel", "engine", "s", "samples/min", "speedup", "prompt tok/s", "evaluated tok/s", "gen tok/s",
+              "ceiling share", "skipped")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in results:
+        lines.append("| " + " | ".join(str(x) for x in (r["parallel"], r["engine"], r["seconds"], r["samples_per_min"],
+                                                      r["speedup"], r["prompt_tok_per_s"], r["evaluated_tok_per_s"],
+                                                      r["generated_tok_per_s"], r.get("ceiling_fraction", "-"),
+                                                      r["skipped_values"])) + " |")
+    print("\n".join(lines))
+    print(json.dumps(agreement, indent=1))
+    where = device(args.gpu_layers)
+    out = REPO / "bench" / "results" / f"engine-{date.today()}-{args.judge or 'default'}-{where.replace(' ', '_')}.json"
+    out.write_text(json.dumps({"args": vars(args), "device": where, "machine": platform.platform(), "ceiling": limit,
+                               "results": results, "agreement_with_parallel_%d" % base: agreement,
+                               "table": "\n".join(lines)}, indent=1) + "\n", encoding="utf-8")
+    print(f"results in {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Quality gates: does a scored run meet the team's thresholds? (`localeval check`, `assert_scores`).
+
+A threshold names a metric column of the run (`faithfulness`, `ndcg@10`, `rouge_l.f`) and a bound. What
+is compared with it is the column's mean, or with `on="ci-low"` the conservative end of its interval:
+the lower end for a minimum, the upper end for a maximum, so the gate passes only when the whole
+interval clears the bar. The interval is the PPI one where the run has human labels for the column, else
+a seeded percentile bootstrap (stats/intervals.py); which one was used is part of every result.
+
+A column no sample was scored on, or one too small for an interval, fails its threshold (with the
+reason) rather than passing by default: an empty gate must not be green. A value equal to the threshold
+up to float rounding (relative 1e-9) meets it, so a mean of exactly 17/20 passes `--min x=0.85`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Mapping
+
+from .errors import OptionError
+from .settings import parse_pairs
+
+if TYPE_CHECKING:
+    from .results.runs import ScoredRun
+    from .stats.intervals import Interval
+
+On = Literal["mean", "ci-low"]
+ON_CHOICES = ("mean", "ci-low")
+DEFAULT_BOOTSTRAP = 2_000
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """`--min faithfulness=0.85` is Threshold("faithfulness", "min", 0.85)."""
+
+    column: str
+    bound: Literal["min", "max"]
+    limit: float
+
+    @property
+    def flag(self) -> str:
+        return f"--{self.bound} {self.column}={self.limit:g}"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One threshold against the run: the figure compared, where it came from, and by how much it clears."""
+
+    threshold: Threshold
+    value: float | None
+    compared: str  # "mean", "ci-low" or "ci-high"
+    method: str
+    passed: bool
+    margin: float | None  # positive: clears the bar by this much; negative: misses it by this much
+
+
+@dataclass(frozen=True)
+class GateResult:
+    run: str
+    on: str
+    checks: list[CheckResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+
+def parse_thresholds(mins: Mapping[str, object] | list[str] | tuple[str, ...] = (),
+                     maxs: Mapping[str, object] | list[str] | tuple[str, ...] = ()) -> list[Threshold]:
+    """Thresholds from `NAME=VALUE` strings (the CLI) or {name: value} mappings (Python); bad ones raise OptionError."""
+    thresholds = []
+    for bound, given in (("min", mins), ("max", maxs)):
+        pairs = dict(given) if isinstance(given, Mapping) else parse_pairs(given, f"--{bound}", "NAME=VALUE (e.g. faithfulness=0.85)")
+        for column, raw in pairs.items():
+            try:
+                limit = float(raw)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise OptionError(f"--{bound} {column}={raw}: '{raw}' is not a number") from None
+            if not math.isfinite(limit):
+                raise OptionError(f"--{bound} {column}={raw}: the threshold must be a finite number")
+            thresholds.append(Threshold(column, bound, limit))  # type: ignore[arg-type]
+    if not thresholds:
+        raise OptionError("give at least one threshold, e.g. --min faithfulness=0.85")
+    return thresholds
+
+
+def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_boot: int = DEFAULT_BOOTSTRAP,
+              confidence: float = 0.95, seed: int = 0) -> GateResult:
+    """Every threshold against RUN_DIR (summary.json, and samples.jsonl when a bootstrap is needed)."""
+    from .results.runs import load_calibration, load_run, load_summary, unknown_column
+    from .stats.intervals import bootstrap_interval, ppi_interval
+
+    if on not in ON_CHOICES:
+        raise OptionError(f"--on '{on}': use one of {', '.join(ON_CHOICES)}")
+    if n_boot < 100:
+        raise OptionError(f"--n-boot {n_boot} is too small for a percentile interval; use at least 100")
+    summary = load_summary(run_dir)
+    columns = summary["metrics"]
+    for t in thresholds:
+        if t.column not in columns:
+            raise OptionError(f"--{t.bound} {t.column}: {unknown_column(t.column, columns)}")
+    calibration = load_calibration(run_dir) if on == "ci-low" else None
+    run: ScoredRun | None = None
+    checks = []
+    for t in thresholds:
+        entry = columns[t.column]
+        if on == "mean":
+            value = entry.get("mean")
+            checks.append(_judged(t, value, "mean", f"mean of {entry.get('n', 0)} scored samples",
+                                  None if value is not None else "no sample was scored"))
+            continue
+        interval: Interval | None = ppi_interval(summary, calibration, t.column)
+        if interval is None:
+            run = run or load_run(run_dir)
+            interval = bootstrap_interval(run, t.column, n_boot, confidence, seed)
+        compared = "ci-low" if t.bound == "min" else "ci-high"
+        if interval is None:
+            checks.append(_judged(t, None, compared, "no interval", f"{entry.get('n', 0)} scored sample(s); "
+                                                                     "an interval needs at least 2"))
+            continue
+        value = interval.low if t.bound == "min" else interval.high
+        checks.append(_judged(t, value, compared, f"{interval.confidence:.0%} {interval.method}", None))
+    return GateResult(run=str(run_dir), on=on, checks=checks)
+
+
+def _judged(t: Threshold, value: float | None, compared: str, method: str, problem: str | None) -> CheckResult:
+    if value is None:
+        return CheckResult(t, None, compared, problem or method, False, None)
+    margin = value - t.limit if t.bound == "min" else t.limit - value
+    passed = margin >= 0 or math.isclose(value, t.limit, rel_tol=1e-9, abs_tol=1e-12)
+    return CheckResult(t, float(value), compared, method, passed, margin)

@@ -1,0 +1,308 @@
+"""The batched llama.cpp engine: many sequences per `llama_decode`, continuous batching, shared prefixes.
+
+llama-cpp-python's `Llama` decodes one sequence per call, so a GPU idles between small decodes and on a
+CPU every generated token pays for reading all the weights once. llama.cpp itself decodes many
+sequences in one call (its `batched` and `parallel` examples, llama-server's slots); generation is
+memory-bound, so N sequences cost little more than one. This backend drives llama.cpp's public C API
+(as exposed by llama-cpp-python's low-level bindings) directly:
+
+- one context with `parallel` sequences, each with a KV stream of its own; each call runs in a slot (a
+  sequence); a slot that finishes takes the next call at once (continuous batching);
+- a call whose prompt shares a prefix with what a slot holds (the instructions, the contexts) runs in
+  that slot and reuses it: the slot's tail is dropped, as the sequential backend does, and only the
+  suffix is decoded. A call that would share a long prefix with the prompt of a busy slot waits for that
+  slot, so a context is decoded once for all the statements checked against it, while the other slots
+  work on other samples' calls;
+- every decode carries, per token, its sequence id and position; the last prompt token of each call and
+  every generated token request logits; JSON calls sample greedily under their grammar with a sampler
+  chain of their own, distribution calls read their last logits.
+
+The model, tokenizer, chat template and answer-word ids are shared with the sequential backend
+(llama_inprocess.LlamaModel). Per-call seconds are the decode time shared out by tokens, so they add
+up to the engine's wall time.
+
+Why a stream per sequence and no copies between sequences: llama.cpp sums attention over KV cells with
+SIMD lanes assigned by cell index, so where a sequence's cells sit among other sequences' cells changes
+its rounding — which sequences happen to share a batch would then change the numbers, and a resumed run
+would not match an uninterrupted one. Measured on the tiny judge: a unified KV cache with prefixes shared
+by `llama_memory_seq_cp` moved P(yes) by up to 0.03 against the sequential backend, and so did
+llama.cpp's whole-stream copies between streams. In a stream of its own that only ever drops its tail
+and appends, a sequence's cells sit at positions 0..n-1 exactly as in the sequential backend, and the
+batched numbers are bit-identical to the sequential ones (tests/test_engine.py; bench/engine_bench.py
+checks it on hundreds of calls).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import JudgeError
+from .backend import Call, CallStats, DistributionCall, JsonCall, Reply, prompt_too_long
+from .grammar import strict_json_gbnf
+from .llama_inprocess import JsonDecoding, LlamaModel
+
+#: A call waits for a busy slot when that slot's prompt shares this many more tokens with it than any idle
+#: slot holds.
+WAIT_FOR_SHARED = 32
+#: Tokens per llama_decode call (llama.cpp splits it further into micro-batches of N_UBATCH).
+N_BATCH = 2048
+N_UBATCH = 512
+
+
+@dataclass
+class _Job:
+    index: int
+    call: Call
+    tokens: list[int]
+    reused: int = 0
+    fed: int = 0  # prompt tokens in the slot's KV
+    seconds: float = 0.0
+    decoding: JsonDecoding | None = None
+    sampler: Any = None
+    pending: int | None = None  # a sampled token to feed next
+
+
+@dataclass
+class _Slot:
+    seq: int
+    kv: list[int] = field(default_factory=list)  # the tokens this sequence holds, at positions 0..len-1
+    job: _Job | None = None
+    used: int = 0  # when the slot last finished a call (a counter), to reuse the stalest one first
+
+
+class BatchedLlamaBackend(LlamaModel):
+    """Implements JudgeBackend; `parallel` sequences in flight. Not thread-safe."""
+
+    engine = "llama.cpp batched"
+
+    def __init__(self, model_path: Path, model_sha256: str, *, parallel: int = 4, n_ctx: int = 4096,
+                 **options: Any) -> None:
+        import llama_cpp as lc
+
+        if parallel < 1:
+            raise JudgeError(f"--parallel must be at least 1, got {parallel}")
+        # llama-cpp-python's own context only serves tokenizing; keep it small.
+        super().__init__(model_path, model_sha256, n_ctx=n_ctx, llama_n_ctx=64, **options)
+        self.parallel = parallel
+        params = type(self.llm.context_params).from_buffer_copy(self.llm.context_params)  # same settings as Llama's
+        params.n_ctx = n_ctx * parallel
+        params.n_batch, params.n_ubatch = N_BATCH, N_UBATCH
+        params.n_seq_max = parallel
+        params.kv_unified = False
+        self._ctx = lc.llama_init_from_model(self.llm.model, params)
+        if not self._ctx:
+            raise JudgeError(f"llama.cpp could not create a context for {parallel} sequences of {n_ctx} tokens; "
+                             "lower --parallel or --n-ctx")
+        self._mem = lc.llama_get_memory(self._ctx)
+        self._batch = lc.llama_batch_init(N_BATCH, 0, 1)
+        self._vocab = lc.llama_model_get_vocab(self.llm.model)
+        self._n_vocab = lc.llama_vocab_n_tokens(self._vocab)
+        self._slots = [_Slot(seq) for seq in range(parallel)]
+        self._finished = 0
+        self._grammars: dict[str, Any] = {}
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "parallel": self.parallel}
+
+    def close(self) -> None:
+        import llama_cpp as lc
+
+        for sampler in self._grammars.values():
+            lc.llama_sampler_free(sampler)
+        self._grammars.clear()
+        if self._ctx:
+            lc.llama_batch_free(self._batch)
+            lc.llama_free(self._ctx)
+            self._ctx = None
+        super().close()
+
+    # ---- scheduling ------------------------------------------------------------------------------
+
+    def run(self, calls: Sequence[Call]) -> list[Reply]:
+        replies: list[Reply | None] = [None] * len(calls)
+        queue: deque[_Job] = deque()
+        for i, call in enumerate(calls):
+            try:
+                queue.append(self._job(i, call))
+            except JudgeError as exc:
+                replies[i] = exc
+        while queue or any(slot.job for slot in self._slots):
+            self._assign(queue)
+            self._step(replies)
+        return replies  # type: ignore[return-value]
+
+    def _job(self, index: int, call: Call) -> _Job:
+        tokens = self.tokens(call.text)
+        room = call.max_tokens if isinstance(call, JsonCall) else 1
+        if len(tokens) > self.n_ctx - room:
+            raise prompt_too_long(call.name, len(tokens), self.n_ctx, room)
+        job = _Job(index, call, tokens)
+        if isinstance(call, JsonCall):
+            job.decoding = JsonDecoding(self, tokens, call.max_tokens)
+            job.sampler = self._sampler(call.schema)
+        else:
+            self.ids_for(call.groups)  # an answer word without a token of its own fails before any work
+        return job
+
+    def _assign(self, queue: deque[_Job]) -> None:
+        """Give idle slots the first queued jobs that need not wait for a busy slot's prefix."""
+        import llama_cpp as lc
+
+        waiting: list[_Job] = []
+        while queue and any(slot.job is None for slot in self._slots):
+            job = queue.popleft()
+            slot, shared = self._best_idle(job.tokens)
+            if self._busy_share(job.tokens) > shared + WAIT_FOR_SHARED:
+                waiting.append(job)
+                continue
+            lc.llama_memory_seq_rm(self._mem, slot.seq, shared, -1)
+            slot.kv = slot.kv[:shared]
+            job.reused = job.fed = shared
+            slot.job = job
+        queue.extendleft(reversed(waiting))
+
+    def _best_idle(self, tokens: list[int]) -> tuple[_Slot, int]:
+        """The idle slot holding the longest prefix of `tokens` (at most all but the last token, which must
+        be decoded for fresh logits); without one, the idle slot used least recently."""
+        limit = len(tokens) - 1
+        idle = [slot for slot in self._slots if slot.job is None]
+        shares = [_common_prefix(slot.kv, tokens, limit) for slot in idle]
+        best = max(range(len(idle)), key=lambda i: (shares[i], -idle[i].used))
+        return idle[best], shares[best]
+
+    def _busy_share(self, tokens: list[int]) -> int:
+        """The longest prefix of `tokens` that a busy slot's prompt holds (or will hold once decoded)."""
+        limit = len(tokens) - 1
+        return max((_common_prefix(slot.job.tokens, tokens, limit) for slot in self._slots if slot.job is not None),
+                   default=0)
+
+    # ---- one decode ------------------------------------------------------------------------------
+
+    def _step(self, replies: list[Reply | None]) -> None:
+        import llama_cpp as lc
+
+        batch = self._batch
+        outputs: list[tuple[int, _Slot]] = []
+        share: dict[int, int] = {}
+        n = 0
+        for slot in self._slots:  # generated tokens first: one each
+            job = slot.job
+            if job is not None and job.pending is not None:
+                self._put(n, job.pending, len(slot.kv), slot.seq, True)
+                slot.kv.append(job.pending)
+                job.pending = None
+                outputs.append((n, slot))
+                share[slot.seq] = 1
+                n += 1
+        for slot in self._slots:  # then prompt tokens, as many as fit
+            job = slot.job
+            if job is None or job.fed >= len(job.tokens) or n >= N_BATCH:
+                continue
+            take = min(len(job.tokens) - job.fed, N_BATCH - n)
+            for offset in range(take):
+                position = job.fed + offset
+                last = position == len(job.tokens) - 1
+                self._put(n, job.tokens[position], position, slot.seq, last)
+                if last:
+                    outputs.append((n, slot))
+                n += 1
+            slot.kv.extend(job.tokens[job.fed: job.fed + take])
+            job.fed += take
+            share[slot.seq] = share.get(slot.seq, 0) + take
+        if n == 0:
+            return
+        batch.n_tokens = n
+        started = time.perf_counter()
+        code = lc.llama_decode(self._ctx, batch)
+        elapsed = time.perf_counter() - started
+        for slot in self._slots:
+            if slot.job is not None and slot.seq in share:
+                slot.job.seconds += elapsed * share[slot.seq] / n
+        if code != 0:
+            self._fail_all(replies, f"llama_decode failed with code {code} (KV cache full?); lower --parallel")
+            return
+        for index, slot in outputs:
+            self._output(index, slot, replies)
+
+    def _put(self, i: int, token: int, position: int, seq: int, logits: bool) -> None:
+        batch = self._batch
+        batch.token[i] = token
+        batch.pos[i] = position
+        batch.n_seq_id[i] = 1
+        batch.seq_id[i][0] = seq
+        batch.logits[i] = 1 if logits else 0
+
+    def _output(self, index: int, slot: _Slot, replies: list[Reply | None]) -> None:
+        import llama_cpp as lc
+        import numpy as np
+
+        job = slot.job
+        assert job is not None
+        try:
+            if isinstance(job.call, DistributionCall):
+                pointer = lc.llama_get_logits_ith(self._ctx, index)
+                logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).copy()
+                replies[job.index] = self.distribution(job.call, logits, len(job.tokens), job.reused, job.seconds)
+                self._finish(slot, job)
+                return
+            token = lc.llama_sampler_sample(job.sampler, self._ctx, index)
+            assert job.decoding is not None
+            if job.decoding.feed(token):
+                replies[job.index] = job.decoding.reply(job.reused, job.seconds)
+                self._finish(slot, job)
+            else:
+                job.pending = token
+        except JudgeError as exc:
+            replies[job.index] = exc
+            self._finish(slot, job)
+
+    def _finish(self, slot: _Slot, job: _Job) -> None:
+        """Free the slot; its KV stays, for later calls to share."""
+        import llama_cpp as lc
+
+        if job.sampler is not None:
+            lc.llama_sampler_free(job.sampler)
+        slot.job = None
+        self._finished += 1
+        slot.used = self._finished
+
+    def _fail_all(self, replies: list[Reply | None], message: str) -> None:
+        import llama_cpp as lc
+
+        for slot in self._slots:
+            if slot.job is not None:
+                replies[slot.job.index] = JudgeError(message)
+                if slot.job.sampler is not None:
+                    lc.llama_sampler_free(slot.job.sampler)
+                slot.job = None
+            lc.llama_memory_seq_rm(self._mem, slot.seq, -1, -1)
+            slot.kv = []
+
+    def _sampler(self, schema: Any) -> Any:
+        """A fresh greedy sampler chain under the schema's grammar (cloned from one parsed per schema)."""
+        import llama_cpp as lc
+
+        text = json.dumps(schema)
+        if text not in self._grammars:
+            chain = lc.llama_sampler_chain_init(lc.llama_sampler_chain_default_params())
+            grammar = lc.llama_sampler_init_grammar(self._vocab, strict_json_gbnf(text).encode("utf-8"), b"root")
+            if not grammar:
+                raise JudgeError("llama.cpp could not parse the JSON grammar of a prompt's schema")
+            lc.llama_sampler_chain_add(chain, grammar)
+            lc.llama_sampler_chain_add(chain, lc.llama_sampler_init_greedy())
+            self._grammars[text] = chain
+        return lc.llama_sampler_clone(self._grammars[text])
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = min(len(a), len(b), limit)
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+

@@ -1,0 +1,290 @@
+"""Writes tests/corpus/files/ and tests/corpus/cases.json, the malformed-input corpus of tests/test_corpus.py.
+
+Both outputs are checked in, so the corpus is there to read and stays fixed; this script is how each file
+was made (some are binary, or 200 KB of brackets) and where a new case is added:
+    python tests/corpus/make_corpus.py
+"""
+import json
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+F = ROOT / "files"
+shutil.rmtree(F, ignore_errors=True)
+F.mkdir(parents=True)
+cases = []
+
+def w(name, data):
+    p = F / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    (p.write_bytes if isinstance(data, bytes) else lambda d: p.write_text(d, encoding="utf-8", newline=""))(data)
+    return name
+
+def case(name, args, exit=2, message="", **more):
+    cases.append({"name": name, "args": args, "exit": exit, "message": message, **more})
+
+def rec(i, **extra):
+    r = {"id": f"q{i}", "question": f"Question {i}?", "answer": f"Answer {i}.",
+         "contexts": [{"id": f"d{i}", "text": f"Passage {i}."}, {"id": "dx", "text": "Other."}],
+         "reference": f"Answer {i}.", "reference_doc_ids": [f"d{i}"]}
+    r.update(extra)
+    return r
+
+def jl(records):
+    return "".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in records)
+
+GOOD = [rec(i) for i in range(4)]
+w("ok.jsonl", jl(GOOD))
+def score(inp, *more):
+    return ["score", inp, "-m", "mrr", "-o", "out", "-q", *more]
+
+# ---- JSONL input ----------------------------------------------------------------------------------
+w("jsonl/huge_int_id.jsonl", '{"id": ' + "7" * 5000 + ', "question": "q?"}\n')
+case("jsonl_huge_int_id", score("jsonl/huge_int_id.jsonl"), message="huge_int_id.jsonl:1: invalid JSON: an integer of 5000 digits")
+w("jsonl/deep_nesting.jsonl", jl(GOOD[:1]) + '{"id": "deep", "question": "q?", "extra": ' + "[" * 20000 + "]" * 20000 + "}\n")
+case("jsonl_deep_nesting", score("jsonl/deep_nesting.jsonl"), message="deep_nesting.jsonl:2: invalid JSON: nested more than 100 levels deep")
+w("jsonl/deep_objects.jsonl", '{"id": "deep", "question": "q?", "extra": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}\n")
+case("jsonl_deep_objects", score("jsonl/deep_objects.jsonl"), message="deep_objects.jsonl:1: invalid JSON: nested more than 100 levels deep")
+w("jsonl/nan_passthrough.jsonl", jl(GOOD[:2]) + '{"id": "n", "question": "q?", "score": NaN}\n')
+case("jsonl_nan_passthrough", score("jsonl/nan_passthrough.jsonl"), message="nan_passthrough.jsonl:3: invalid JSON: NaN is not a JSON number")
+w("jsonl/infinity.jsonl", '{"id": "n", "question": "q?", "latency": -Infinity}\n')
+case("jsonl_minus_infinity", score("jsonl/infinity.jsonl"), message="infinity.jsonl:1: invalid JSON: -Infinity is not a JSON number")
+w("jsonl/huge_float.jsonl", '{"id": "n", "question": "q?", "latency": 1e999}\n')
+case("jsonl_huge_float", score("jsonl/huge_float.jsonl"), message="too large for a 64-bit float")
+w("jsonl/surrogate_question.jsonl", '{"id": "s", "question": "broken \\ud800 text"}\n')
+case("jsonl_lone_surrogate_question", score("jsonl/surrogate_question.jsonl"), message="surrogate_question.jsonl:1: field 'question': holds an unpaired surrogate")
+w("jsonl/surrogate_context.jsonl", '{"id": "s", "question": "q?", "contexts": [{"id": "d", "text": "x \\udfff"}]}\n')
+case("jsonl_lone_surrogate_context", score("jsonl/surrogate_context.jsonl"), message="field 'contexts[0].text': holds an unpaired surrogate")
+w("jsonl/surrogate_passthrough.jsonl", '{"id": "s", "question": "q?", "meta": {"\\ud83d": 1}}\n')
+case("jsonl_lone_surrogate_in_key", score("jsonl/surrogate_passthrough.jsonl"), message="field 'meta': holds an unpaired surrogate")
+w("jsonl/surrogate_pair_ok.jsonl", '{"id": "e", "question": "emoji \\ud83d\\ude00 ok?", "contexts": [{"id": "d", "text": "t"}], "reference_doc_ids": ["d"]}\n')
+case("jsonl_paired_surrogates_accepted", score("jsonl/surrogate_pair_ok.jsonl"), exit=0, check_output={"out/samples.jsonl": "\U0001F600"})
+w("jsonl/duplicate_key.jsonl", '{"id": "k", "question": "first?", "question": "second?"}\n')
+case("jsonl_duplicate_key", score("jsonl/duplicate_key.jsonl"), message="duplicate_key.jsonl:1: field 'question': invalid JSON: appears twice in one object")
+w("jsonl/duplicate_key_nested.jsonl", '{"id": "k", "question": "q?", "contexts": [{"id": "a", "text": "t", "id": "b"}]}\n')
+case("jsonl_duplicate_key_nested", score("jsonl/duplicate_key_nested.jsonl"), message="field 'id': invalid JSON: appears twice")
+w("jsonl/long_string_id.jsonl", json.dumps({"id": "x" * 2000, "question": "q?"}) + "\n")
+case("jsonl_long_string_id", score("jsonl/long_string_id.jsonl"), message="field 'id': is 2000 characters long; ids may have at most 1000")
+w("jsonl/long_doc_id.jsonl", json.dumps({"id": "a", "question": "q?", "reference_doc_ids": ["d" * 1500]}) + "\n")
+case("jsonl_long_reference_doc_id", score("jsonl/long_doc_id.jsonl"), message="field 'reference_doc_ids[0]': is 1500 characters long")
+w("jsonl/bad_utf8.jsonl", jl(GOOD[:1]).encode() + b'{"id": "b", "question": "caf\xe9?"}\n')
+case("jsonl_bad_utf8", score("jsonl/bad_utf8.jsonl"), message="bad_utf8.jsonl:2: is not valid UTF-8 (byte 0xe9 at column 29)")
+w("jsonl/truncated_line.jsonl", jl(GOOD[:2]) + '{"id": "t", "question": "q?", "contexts": [{"id": "d", "te\n')
+case("jsonl_truncated_line", score("jsonl/truncated_line.jsonl"), message="truncated_line.jsonl:3: invalid JSON: Unterminated string")
+w("jsonl/nul_byte.jsonl", b'{"id": "z", "question": "q\x00?"}\n')
+case("jsonl_raw_nul_byte", score("jsonl/nul_byte.jsonl"), message="nul_byte.jsonl:1: invalid JSON: Invalid control character")
+w("jsonl/array_line.jsonl", '[1, 2, 3]\n')
+case("jsonl_array_line", score("jsonl/array_line.jsonl"), message="array_line.jsonl:1: expected a JSON object, got a list")
+w("jsonl/missing_question.jsonl", '{"id": 1, "answer": "a"}\n')
+case("jsonl_missing_question", score("jsonl/missing_question.jsonl"), message="field 'question': must be a non-empty string (missing)")
+w("jsonl/bool_id.jsonl", '{"id": true, "question": "q?"}\n')
+case("jsonl_boolean_id", score("jsonl/bool_id.jsonl"), message="field 'id': must be a string or an integer, got a boolean")
+w("jsonl/duplicate_id.jsonl", jl(GOOD[:3] + [rec(1)]))
+case("jsonl_duplicate_id", score("jsonl/duplicate_id.jsonl"), message="duplicate_id.jsonl:4: field 'id': duplicate id 'q1' (first used on line 2)")
+w("jsonl/duplicate_id_newline.jsonl", jl([{"id": "q\n1\u001b[31m", "question": "q?"}, {"id": "q\n1\u001b[31m", "question": "r?"}]))
+case("jsonl_duplicate_id_with_control_chars", score("jsonl/duplicate_id_newline.jsonl"), message="duplicate id 'q\\n1\\x1b[31m'")
+w("jsonl/reserved_field.jsonl", '{"id": 1, "question": "q?", "metrics": {}}\n')
+case("jsonl_reserved_field", score("jsonl/reserved_field.jsonl"), message="field 'metrics': is reserved")
+w("jsonl/mixed_contexts.jsonl", '{"id": 1, "question": "q?", "contexts": ["a", {"id": "d", "text": "b"}]}\n')
+case("jsonl_mixed_contexts", score("jsonl/mixed_contexts.jsonl"), message="mixes plain strings")
+w("jsonl/grade_text.jsonl", '{"id": 1, "question": "q?", "reference_doc_ids": {"d1": "high"}}\n')
+case("jsonl_grade_text", score("jsonl/grade_text.jsonl"), message="field 'reference_doc_ids.d1': grade must be a finite number")
+w("jsonl/context_no_text.jsonl", '{"id": 1, "question": "q?", "contexts": [{"id": "d"}]}\n')
+case("jsonl_context_without_text", score("jsonl/context_no_text.jsonl"), message="field 'contexts[0].text': must be a string, got nothing")
+w("jsonl/empty.jsonl", "")
+case("jsonl_empty_file", score("jsonl/empty.jsonl"), message="empty.jsonl: contains no records")
+w("jsonl/blank_lines.jsonl", "\n  \n\r\n")
+case("jsonl_only_blank_lines", score("jsonl/blank_lines.jsonl"), message="blank_lines.jsonl: contains no records")
+w("jsonl/bom_crlf.jsonl", ("\ufeff" + jl(GOOD[:2]).replace("\n", "\r\n")).encode("utf-8"))
+case("jsonl_bom_and_crlf_accepted", score("jsonl/bom_crlf.jsonl"), exit=0)
+w("jsonl/data.txt", jl(GOOD[:1]))
+case("input_unknown_extension", score("jsonl/data.txt"), message="data.txt: unknown format; use a .jsonl or .csv file, or pass --format")
+case("jsonl_with_column_option", score("ok.jsonl", "--column", "question=query"), message="--column applies to CSV input only")
+
+# ---- CSV ------------------------------------------------------------------------------------------
+HDR = "id,question,contexts,reference_doc_ids\n"
+CTX = '"[{""id"": ""d1"", ""text"": ""t""}]","[""d1""]"'
+w("csv/unbalanced_quote.csv", HDR + f"1,q1?,{CTX}\n" + f'2,"what is this?,{CTX}\n' + f"3,q3?,{CTX}\n4,q4?,{CTX}\n")
+case("csv_unbalanced_quote_rows_merged", score("csv/unbalanced_quote.csv"), message="unbalanced_quote.csv:3: invalid CSV: a quoted cell is followed by text")
+w("csv/unclosed_quote.csv", 'id,question\n1,first?\n2,"second?\n3,third?\n4,fourth?\n')
+case("csv_quote_never_closed", score("csv/unclosed_quote.csv"), message="unclosed_quote.csv:3: the row starting on this line has a quoted cell that is never closed")
+w("csv/text_after_quote.csv", HDR + f'1,"q1"?,{CTX}\n')
+case("csv_text_after_closing_quote", score("csv/text_after_quote.csv"), message="text_after_quote.csv:2: invalid CSV")
+w("csv/duplicate_header.csv", "id,question,question\n1,first?,second?\n")
+case("csv_duplicate_header", score("csv/duplicate_header.csv"), message="duplicate_header.csv:1: column 'question' appears twice in the header (columns 2 and 3)")
+w("csv/ragged_row.csv", "id,question\n1,q?,extra\n")
+case("csv_ragged_row", score("csv/ragged_row.csv"), message="ragged_row.csv:2: has 3 cells but the header has 2")
+w("csv/bad_json_cell.csv", HDR + '1,q?,"[{""id"": ""d1"", ""text"": ""t""}",\n')
+case("csv_bad_json_cell", score("csv/bad_json_cell.csv"), message="bad_json_cell.csv:2: field 'contexts': cell must hold JSON")
+w("csv/nan_json_cell.csv", "id,question,reference_doc_ids\n1,q?,\"{\"\"d1\"\": NaN}\"\n")
+case("csv_nan_in_json_cell", score("csv/nan_json_cell.csv"), message="field 'reference_doc_ids': cell must hold JSON: NaN is not a JSON number")
+w("csv/deep_json_cell.csv", "id,question,contexts\n1,q?," + "[" * 3000 + "]" * 3000 + "\n")
+case("csv_deep_json_cell", score("csv/deep_json_cell.csv"), message="field 'contexts': cell must hold JSON: nested more than 100 levels deep")
+w("csv/duplicate_key_cell.csv", "id,question,reference_doc_ids\n1,q?,\"{\"\"d1\"\": 1, \"\"d1\"\": 0}\"\n")
+case("csv_duplicate_key_in_json_cell", score("csv/duplicate_key_cell.csv"), message="field 'reference_doc_ids.d1': cell must hold JSON: appears twice")
+w("csv/latin1.csv", "id,question\n1,caf\xe9?\n".encode("latin-1"))
+case("csv_not_utf8", score("csv/latin1.csv"), message="latin1.csv:2: is not valid UTF-8 (byte 0xe9")
+w("csv/header_only.csv", HDR)
+case("csv_header_only", score("csv/header_only.csv"), message="header_only.csv: contains no records")
+w("csv/query_column.csv", "qid,query\n1,q?\n")
+case("csv_column_map_to_missing_column", score("csv/query_column.csv", "--column", "question=text"), message="--column question=text: no column 'text' in the header")
+case("csv_column_map_unknown_field", score("csv/query_column.csv", "--column", "body=query"), message="--column: 'body' is not a field")
+case("csv_column_malformed_pair", score("csv/query_column.csv", "--column", "question"), message="'question' is not FIELD=COLUMN")
+w("csv/multiline_ok.csv", HDR + '1,"a question\nover two lines?",' + CTX + "\n2,q2?," + CTX + "\n")
+case("csv_multiline_quoted_cell_accepted", score("csv/multiline_ok.csv"), exit=0, check_output={"out/samples.jsonl": "over two lines?"})
+w("csv/ok.tsv", "id\tquestion\tcontexts\treference_doc_ids\n1\tq?\t[{\"id\": \"d1\", \"text\": \"t\"}]\t[\"d1\"]\n")
+case("tsv_accepted", score("csv/ok.tsv"), exit=0)
+
+# ---- TREC -----------------------------------------------------------------------------------------
+w("trec/run.txt", "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 d3 1 0.9 sys\n")
+w("trec/qrels.txt", "q1 0 d1 1\nq2 0 d9 2\n")
+def trec(run, qrels="trec/qrels.txt", *more):
+    return ["score", "--run", run, "--qrels", qrels, "-o", "out", "-q", *more]
+case("trec_ok", trec("trec/run.txt"), exit=0, check_output={"out/summary.json": '"run_only": 0'})
+w("trec/empty_run.txt", "")
+case("trec_empty_run", trec("trec/empty_run.txt"), message="empty_run.txt: contains no run lines")
+w("trec/blank_qrels.txt", "\n\n")
+case("trec_empty_qrels", trec("trec/run.txt", "trec/blank_qrels.txt"), message="blank_qrels.txt: contains no judgments")
+w("trec/other_topics_qrels.txt", "301 0 d1 1\n302 0 d2 1\n")
+case("trec_no_shared_query_ids", trec("trec/run.txt", "trec/other_topics_qrels.txt"), message="no query is in both the run and")
+w("trec/run_5_fields.txt", "q1 Q0 d1 1 2.5\n")
+case("trec_run_missing_field", trec("trec/run_5_fields.txt"), message="run_5_fields.txt:1: expected 6 whitespace-separated fields")
+w("trec/run_nan_score.txt", "q1 Q0 d1 1 nan sys\n")
+case("trec_run_nan_score", trec("trec/run_nan_score.txt"), message="field 'score': must be a finite number, got 'nan'")
+w("trec/run_text_score.txt", "q1 Q0 d1 1 high sys\n")
+case("trec_run_text_score", trec("trec/run_text_score.txt"), message="field 'score': must be a number, got 'high'")
+w("trec/qrels_fraction.txt", "q1 0 d1 0.5\n")
+case("trec_qrels_fractional_grade", trec("trec/run.txt", "trec/qrels_fraction.txt"), message="field 'grade': must be an integer")
+w("trec/qrels_dup.txt", "q1 0 d1 1\nq1 0 d1 2\n")
+case("trec_qrels_duplicate_judgment", trec("trec/run.txt", "trec/qrels_dup.txt"), message="qrels_dup.txt:2: field 'docno': duplicate judgment")
+w("trec/run_long_docno.txt", "q1 Q0 " + "d" * 1200 + " 1 1.0 sys\n")
+case("trec_run_overlong_docno", trec("trec/run_long_docno.txt"), message="field 'docno': is 1200 characters long")
+w("trec/run_bad_utf8.txt", b"q1 Q0 d\xff 1 1.0 sys\n")
+case("trec_run_bad_utf8", trec("trec/run_bad_utf8.txt"), message="run_bad_utf8.txt:1: is not valid UTF-8 (byte 0xff")
+w("trec/qrels_huge_grade.txt", "q1 0 d1 " + "9" * 400 + "\n")
+case("trec_qrels_huge_grade", trec("trec/run.txt", "trec/qrels_huge_grade.txt"), message="field 'grade': must be an integer")
+case("trec_with_input_too", ["score", "ok.jsonl", "--run", "trec/run.txt", "--qrels", "trec/qrels.txt"], message="use either INPUT, or --run together with --qrels")
+case("trec_run_without_qrels", ["score", "--run", "trec/run.txt"], message="use either INPUT, or --run together with --qrels")
+case("trec_with_labels", trec("trec/run.txt", "trec/qrels.txt", "--labels", "ok.jsonl"), message="--labels applies to INPUT test sets")
+
+# ---- labels with score ----------------------------------------------------------------------------
+def labelled(labels, *more):
+    return score("ok.jsonl", "--labels", labels, *more)
+w("labels/unknown_id.jsonl", '{"id": "q0", "mrr": 1}\n{"id": "q-typo", "mrr": 0}\n')
+case("labels_unknown_id_named_before_scoring", labelled("labels/unknown_id.jsonl"),
+     message="unknown_id.jsonl:2: field 'id': unknown id 'q-typo': not a sample in ok.jsonl", not_message=".tmp", absent=["out"])
+w("labels/value_two.jsonl", '{"id": "q0", "mrr": 2}\n')
+case("labels_value_not_binary", labelled("labels/value_two.jsonl"), message="value_two.jsonl:1: field 'mrr': a label must be 0 or 1")
+w("labels/deep.jsonl", '{"id": "q0", "mrr": ' + "[" * 20000 + "]" * 20000 + "}\n")
+case("labels_deep_nesting", labelled("labels/deep.jsonl"), message="deep.jsonl:1: invalid JSON: nested more than 100 levels")
+w("labels/duplicate_key.jsonl", '{"id": "q0", "mrr": 1, "mrr": 0}\n')
+case("labels_duplicate_key", labelled("labels/duplicate_key.jsonl"), message="field 'mrr': invalid JSON: appears twice")
+w("labels/ok.jsonl", '{"id": "q0", "mrr": 1}\n{"id": "q1", "mrr": 1}\n{"id": "q2", "mrr": null}\n')
+case("labels_ok", labelled("labels/ok.jsonl"), exit=0, check_output={"out/summary.json": '"ppi"'})
+case("labels_label_column_not_a_metric", labelled("labels/ok.jsonl", "--label-column", "faithfulness=answer_faithfulness"),
+     message="--label-column: there is no metric column 'faithfulness'")
+case("labels_label_column_malformed", labelled("labels/ok.jsonl", "--label-column", "faithfulness"),
+     message="'faithfulness' is not COLUMN=KEY")
+w("labels/other_keys.jsonl", '{"id": "q0", "answer_faithfulness": 1}\n')
+case("labels_no_matching_column", labelled("labels/other_keys.jsonl"), message="no label matches a metric column")
+case("labels_checked_before_the_judge_loads", labelled("labels/unknown_id.jsonl", "-m", "faithfulness", "--judge",
+     "smollm2-135m-instruct-q4_1"), message="unknown id 'q-typo'", absent=["out", ".cache/judge.sqlite"])
+case("labels_missing_file", labelled("labels/nope.jsonl"), message="nope.jsonl: no such file")
+w("labels/empty.jsonl", "")
+case("labels_empty", labelled("labels/empty.jsonl"), message="empty.jsonl: contains no labels")
+w("labels/list_label.jsonl", '{"id": "q0", "mrr": [1]}\n')
+case("labels_list_value", labelled("labels/list_label.jsonl"), message="a label must be 0 or 1 (or null), got [1]")
+
+# ---- scored runs: calibrate and compare -----------------------------------------------------------
+def run_rows(values, extra=None):
+    return jl([{"id": f"q{i}", "metrics": {"faithfulness": v}, "details": {}, "skipped": {}, **(extra or {})} for i, v in enumerate(values)])
+w("runs/a/samples.jsonl", run_rows([0.9, 0.2, 0.7, 0.4, 0.8, 0.1]))
+w("runs/b/samples.jsonl", run_rows([0.5, 0.3, 0.6, 0.2, 0.9, 0.4]))
+w("runs/short/samples.jsonl", run_rows([0.5, 0.3]))
+w("runs/labels.jsonl", jl([{"id": f"q{i}", "faithfulness": i % 2} for i in range(4)]))
+w("runs/deep/samples.jsonl", run_rows([0.5]) + '{"id": "x", "metrics": {}, "details": ' + "{\"a\":" * 3000 + "1" + "}" * 3000 + "}\n")
+case("calibrate_run_deep_nesting", ["calibrate", "runs/deep", "--labels", "runs/labels.jsonl"], message="samples.jsonl:2: invalid JSON: nested more than 100 levels")
+w("runs/nan/samples.jsonl", '{"id": "q0", "metrics": {"faithfulness": NaN}}\n')
+case("calibrate_run_nan_metric", ["calibrate", "runs/nan", "--labels", "runs/labels.jsonl"], message="samples.jsonl:1: invalid JSON: NaN is not a JSON number")
+w("runs/dupkey/samples.jsonl", '{"id": "q0", "metrics": {"faithfulness": 0.5, "faithfulness": 0.9}}\n')
+case("compare_run_duplicate_key", ["compare", "runs/a", "runs/dupkey"], message="field 'faithfulness': invalid JSON: appears twice")
+w("runs/textmetric/samples.jsonl", '{"id": "q0", "metrics": {"faithfulness": "0.5"}}\n')
+case("compare_run_metric_not_number", ["compare", "runs/a", "runs/textmetric"], message="field 'metrics.faithfulness': must be a finite number")
+w("runs/objid/samples.jsonl", '{"id": {"q": 0}, "metrics": {"faithfulness": 0.5}}\n')
+case("compare_run_object_id", ["compare", "runs/a", "runs/objid"], message="field 'id': must be a string or an integer, got an object")
+case("calibrate_missing_run", ["calibrate", "runs/nope", "--labels", "runs/labels.jsonl"], message="is runs/nope a folder written by `localeval score --out`?")
+w("runs/labels_unknown.jsonl", '{"id": "q99", "faithfulness": 1}\n')
+case("calibrate_labels_unknown_id", ["calibrate", "runs/a", "--labels", "runs/labels_unknown.jsonl"], message="field 'id': unknown id 'q99': not a sample in runs/a/samples.jsonl")
+case("calibrate_ok", ["calibrate", "runs/a", "--labels", "runs/labels.jsonl", "-q"], exit=0, check_output={"runs/a/calibration.json": '"faithfulness"'})
+case("compare_ok", ["compare", "runs/a", "runs/b", "--n-boot", "200", "-o", "cmp/result.json"], exit=0, check_output={"cmp/result.json": '"n_aligned": 6'})
+case("compare_output_is_folder", ["compare", "runs/a", "runs/b", "-o", "runs"], message="output file runs is a folder")
+case("compare_output_under_file", ["compare", "runs/a", "runs/b", "-o", "ok.jsonl/cmp.json"], message="ok.jsonl is a file, not a folder")
+case("compare_lower_is_better_unknown_column", ["compare", "runs/a", "runs/b", "--lower-is-better", "latency"],
+     message="--lower-is-better 'latency' is not a metric column of every run")
+case("compare_different_ids", ["compare", "runs/a", "runs/short"], message="lacks 4 sample id(s)")
+case("compare_negative_seed", ["compare", "runs/a", "runs/b", "--seed", "-1"], message="Invalid value for '--seed'")
+case("compare_one_run", ["compare", "runs/a"], message="give at least two runs to compare")
+case("compare_unknown_column", ["compare", "runs/a", "runs/b", "-m", "recall"], message="metric column 'recall' is not in")
+
+# ---- where results go, and options checked before any model loads ---------------------------------
+w("prev/samples.jsonl", '{"id": "old", "question": "old?", "metrics": {}, "details": {}, "skipped": {}}\n')
+w("prev/summary.json", '{"old": true}\n')
+case("out_is_a_file", ["score", "ok.jsonl", "-o", "ok.jsonl", "-q"], message="output folder ok.jsonl is a file")
+case("out_under_a_file", ["score", "ok.jsonl", "-o", "ok.jsonl/out", "-q"], message="cannot create output folder ok.jsonl/out: ok.jsonl is a file")
+case("out_result_name_taken_by_folder", ["score", "ok.jsonl", "-o", "prev", "-q"], setup={"mkdir": ["prev/summary.csv"]},
+     message="cannot write prev/summary.csv: a folder of that name is in the way", unchanged=["prev/samples.jsonl", "prev/summary.json"])
+case("out_read_only_filesystem", ["score", "ok.jsonl", "-o", "ro/out", "-q"], setup={"readonly": ["ro"]},
+     message="cannot create output folder ro/out: ro is not writable")
+case("out_stale_temps_swept", ["score", "ok.jsonl", "-o", "prev", "-q"], exit=0,
+     setup={"write": {"prev/.samples.jsonl.999999999.tmp": "half a row", "prev/.summary.json.999999999.tmp": "{"}},
+     absent=["prev/.samples.jsonl.999999999.tmp", "prev/.summary.json.999999999.tmp"])
+JUDGE = ["-m", "faithfulness", "--judge", "smollm2-135m-instruct-q4_1", "--threads", "1"]
+case("cache_parent_is_a_file", score("ok.jsonl", *JUDGE, "--cache", "ok.jsonl/judge.sqlite"),
+     message="cannot create judge cache ok.jsonl/judge.sqlite: ok.jsonl is a file")
+case("cache_is_a_folder", score("ok.jsonl", *JUDGE, "--cache", "runs"), message="judge cache runs is a folder")
+w("not_a_database.sqlite", "this is not SQLite\n")
+case("cache_is_not_sqlite", score("ok.jsonl", *JUDGE, "--cache", "not_a_database.sqlite"), message="is not an SQLite file")
+w("truncated.gguf", b"GGUF\x03\x00\x00\x00" + bytes(range(256)) * 4)
+case("judge_truncated_gguf", score("ok.jsonl", "-m", "faithfulness", "--judge", "truncated.gguf", "--threads", "1", "--cache", "c/judge.sqlite"),
+     message="judge truncated.gguf could not be loaded by llama.cpp", absent=["out"])
+case("judge_not_gguf", score("ok.jsonl", "-m", "faithfulness", "--judge", "ok.jsonl"), message="judge file ok.jsonl is not a GGUF file")
+case("judge_missing_file", score("ok.jsonl", "-m", "faithfulness", "--judge", "models/none.gguf"), message="judge path models/none.gguf does not exist")
+case("judge_file_is_a_fifo", score("ok.jsonl", "-m", "faithfulness", "--judge", "judge.gguf"), setup={"mkfifo": ["judge.gguf"]},
+     message="judge file judge.gguf is not a regular file")
+case("judge_unknown_name", score("ok.jsonl", "-m", "faithfulness", "--judge", "gpt-4"), message="'gpt-4' is not a registered judge")
+case("embedder_unknown_name", score("ok.jsonl", *JUDGE, "--embedder", "bert-huge"), message="'bert-huge' is not a registered embedder")
+case("prompts_folder_missing", score("ok.jsonl", *JUDGE, "--prompts", "my_prompts"), message="--prompts my_prompts: no such folder")
+w("bad_prompts/en/statements.md", "name: statements\nno front matter here\n")
+case("prompts_malformed_file", score("ok.jsonl", *JUDGE, "--prompts", "bad_prompts"), message="must start with a '---' front-matter line")
+w("bad_template/en/statements.md", "---\nname: statements\nversion: 9\nkind: json\nmax_tokens: 10\nschema: {\"type\": \"object\"}\n---\n### user\n{{ answer \n")
+case("prompts_template_syntax_error", score("ok.jsonl", *JUDGE, "--prompts", "bad_template"), message="template error")
+case("unknown_metric", score("ok.jsonl", "-m", "bleu"), message="'bleu' is not a known metric")
+case("metric_from_other_tool", ["score", "ok.jsonl", "-m", "map", "-o", "out"], message="did you mean 'ap'?")
+case("usage_unknown_option", ["score", "ok.jsonl", "--bogus"], message="localeval score: No such option '--bogus'")
+case("usage_no_input", ["score"], message="give an INPUT file, or --run and --qrels")
+case("usage_n_ctx_too_small", score("ok.jsonl", "--n-ctx", "5"), message="Invalid value for '--n-ctx'")
+case("usage_unknown_command", ["scroe", "ok.jsonl"], message="No such command 'scroe'")
+case("usage_bad_choice", score("ok.jsonl", "--ndcg-gain", "cubic"), message="Invalid value for '--ndcg-gain'")
+case("input_is_a_folder", score("runs"), message="runs: is a folder, not a file")
+case("input_is_a_fifo", score("pipe.jsonl"), setup={"mkfifo": ["pipe.jsonl"]}, message="pipe.jsonl: is not a regular file (a pipe or device?)")
+case("input_missing", score("nope.jsonl"), message="nope.jsonl: no such file")
+
+# ---- generate and retrieve ------------------------------------------------------------------------
+w("corpus/deep.jsonl", '{"id": "d1", "text": "Some text."}\n{"id": "d2", "text": ' + "[" * 5000 + "]" * 5000 + "}\n")
+case("generate_corpus_deep_nesting", ["generate", "corpus/deep.jsonl", "-o", "gen", "-q", "--cache", "c/judge.sqlite"],
+     message="deep.jsonl:2: invalid JSON: nested more than 100 levels")
+w("corpus/long_id.jsonl", json.dumps({"id": "x" * 3000, "text": "Some text."}) + "\n")
+case("generate_corpus_long_id", ["generate", "corpus/long_id.jsonl", "-o", "gen", "-q", "--cache", "c/judge.sqlite"],
+     message="long_id.jsonl:1: field 'id': is 3000 characters long")
+case("generate_out_is_a_file", ["generate", "corpus/long_id.jsonl", "-o", "ok.jsonl", "-q"], message="Directory 'ok.jsonl' is a file")
+case("generate_corpus_missing", ["generate", "corpus/none", "-o", "gen", "-q"], message="corpus/none: no such file")
+case("retrieve_no_index", ["retrieve", "ok.jsonl", "--index", "runs", "-o", "with_contexts.jsonl"], message="runs: holds no index")
+w("bad_index/chunks.faiss", b"not a faiss index")
+w("bad_index/chunks.jsonl", '{"id": "d#0", "doc_id": "d", "text": "t", "index": "flat"}\n')
+case("retrieve_corrupt_index", ["retrieve", "ok.jsonl", "--index", "bad_index", "-o", "with_contexts.jsonl"], message="chunks.faiss: is not a faiss index")
+case("retrieve_output_is_folder", ["retrieve", "ok.jsonl", "--index", "bad_index", "-o", "runs"], message="File 'runs' is a directory")
+
+names = [c["name"] for c in cases]
+assert len(names) == len(set(names))
+(ROOT / "cases.json").write_text(json.dumps({"cases": cases}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+print(len(cases), "cases,", sum(1 for _ in F.rglob("*") if _.is_file()), "files")

@@ -1,0 +1,158 @@
+"""All-or-nothing result files (localeval/atomic.py): a failure at any point, even in the last rename,
+leaves the previous results exactly as they were; temp files of dead processes are swept; a kill between
+the final renames is finished by the next run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from localeval.atomic import JOURNAL_PREFIX, AtomicFiles, recover_journals, sweep_stale
+from localeval.cli import cli
+from localeval.errors import OutputError
+
+from .conftest import write_jsonl
+
+OLD = {"a.txt": "old a\n", "b.txt": "old b\n", "c.txt": "old c\n"}
+
+
+def previous(folder: Path) -> Path:
+    folder.mkdir()
+    for name, text in OLD.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def contents(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(folder.iterdir())}
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped), so it is certainly not running."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_set_replaces_every_file_and_leaves_nothing_else(tmp_path: Path) -> None:
+    folder = previous(tmp_path / "out")
+    with AtomicFiles(folder) as files:
+        for name in OLD:
+            with files.open(name) as handle:
+                handle.write(f"new {name}\n")
+        files.commit()
+    assert contents(folder) == {name: f"new {name}\n" for name in OLD}
+
+
+def test_a_failed_rename_restores_every_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The third of three renames fails (as it does for a file made immutable, or a disk error): the two
+    files already replaced get their previous content back, and no temp, backup or journal is left."""
+    folder = previous(tmp_path / "out")
+    real_replace = os.replace
+    calls = []
+
+    def failing_third(src, dst):  # noqa: ANN001
+        if str(src).endswith(".tmp"):
+            calls.append(dst)
+            if len(calls) == 3:
+                raise PermissionError(1, "Operation not permitted")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing_third)
+    with pytest.raises(OutputError, match=r"cannot write .*c\.txt: Operation not permitted; the previous results"):
+        with AtomicFiles(folder) as files:
+            for name in OLD:
+                with files.open(name) as handle:
+                    handle.write("new\n")
+            files.commit()
+    assert contents(folder) == OLD
+
+
+def test_an_immutable_result_file_leaves_the_old_set(tmp_path: Path) -> None:
+    """The same with a real obstacle: `chattr +i` on the last file (skipped where chattr is not allowed)."""
+    folder = previous(tmp_path / "out")
+    if subprocess.run(["chattr", "+i", str(folder / "c.txt")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here (needs root on ext4/xfs)")
+    try:
+        with pytest.raises(OutputError, match="c.txt"):
+            with AtomicFiles(folder) as files:
+                for name in OLD:
+                    with files.open(name) as handle:
+                        handle.write("new\n")
+                files.commit()
+    finally:
+        subprocess.run(["chattr", "-i", str(folder / "c.txt")], check=True)
+    assert contents(folder) == OLD
+
+
+def test_score_into_a_folder_with_an_immutable_summary_keeps_the_previous_results(tmp_path: Path) -> None:
+    """End to end: the previous run's three files survive a run whose last rename fails."""
+    data = write_jsonl(tmp_path / "in.jsonl", [{"id": 1, "question": "q", "contexts": [{"id": "d", "text": "t"}],
+                                                 "reference_doc_ids": ["d"]}])
+    out = tmp_path / "out"
+    assert CliRunner().invoke(cli, ["score", str(data), "-o", str(out), "-m", "mrr", "-q"]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    data.write_text(data.read_text().replace('"q"', '"changed"'))
+    if subprocess.run(["chattr", "+i", str(out / "summary.csv")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        result = CliRunner().invoke(cli, ["score", str(data), "-o", str(out), "-m", "mrr", "-q"])
+    finally:
+        subprocess.run(["chattr", "-i", str(out / "summary.csv")], check=True)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "summary.csv" in result.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_stale_temps_of_dead_processes_are_swept_and_live_ones_kept(tmp_path: Path) -> None:
+    folder = previous(tmp_path / "out")
+    dead, alive = dead_pid(), os.getppid()
+    stale = [folder / f".a.txt.{dead}.tmp", folder / f".a.txt.{dead}.bak"]
+    kept = [folder / f".a.txt.{alive}.tmp", folder / ".a.txt.notapid.tmp", folder / f".other.{dead}.tmp"]
+    for path in stale + kept:
+        path.write_text("x")
+    sweep_stale(folder / "a.txt")
+    assert not any(p.exists() for p in stale)
+    assert all(p.exists() for p in kept)  # a live writer's file, and names we do not own, are left alone
+
+
+def test_a_kill_between_the_renames_is_finished_by_the_next_run(tmp_path: Path) -> None:
+    """A process died after writing its journal and renaming one of three files: the next writer into the
+    folder completes the set from the journal, so the folder never stays a mix of old and new."""
+    folder = previous(tmp_path / "out")
+    pid = dead_pid()
+    for name in OLD:
+        (folder / f".{name}.{pid}.tmp").write_text(f"new {name}\n")
+        os.link(folder / name, folder / f".{name}.{pid}.bak")
+    renames = [[f".{name}.{pid}.tmp", name] for name in OLD]
+    (folder / f"{JOURNAL_PREFIX}{pid}.json").write_text(json.dumps({"renames": renames}))
+    os.replace(folder / f".a.txt.{pid}.tmp", folder / "a.txt")  # the one rename it managed
+    recover_journals(folder)
+    assert contents(folder) == {name: f"new {name}\n" for name in OLD}
+
+
+def test_a_journal_cut_short_means_no_rename_started(tmp_path: Path) -> None:
+    folder = previous(tmp_path / "out")
+    pid = dead_pid()
+    (folder / f".a.txt.{pid}.tmp").write_text("half")
+    (folder / f"{JOURNAL_PREFIX}{pid}.json").write_text('{"renames": [[".a.t')
+    with AtomicFiles(folder) as files:  # the next run: recovers, then sweeps the names it writes
+        with files.open("a.txt") as handle:
+            handle.write("newest\n")
+        files.commit()
+    assert contents(folder) == {**OLD, "a.txt": "newest\n"}
+
+
+def test_a_failed_run_removes_its_temps_and_the_folder_it_created(tmp_path: Path) -> None:
+    folder = tmp_path / "fresh"
+    with pytest.raises(RuntimeError):
+        with AtomicFiles(folder) as files:
+            with files.open("a.txt") as handle:
+                handle.write("x")
+            raise RuntimeError("a metric failed")
+    assert not folder.exists()

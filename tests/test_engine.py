@@ -1,0 +1,111 @@
+"""The batched engine (judge/llama_batched.py) with the real tiny judge: the same numbers as the sequential
+backend, bit for bit, whatever else shares a batch; windows, judge errors and resume inside a batch.
+
+Speed is measured by bench/engine_bench.py, never asserted here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import localeval
+from localeval.judge import Ask, Judge
+from localeval.judge.kit import JudgeKit
+from localeval.judge.llama_batched import BatchedLlamaBackend
+from localeval.judge.llama_inprocess import LlamaCppBackend
+from localeval.metrics import JudgeOptions, MetricOptions
+from localeval import models
+
+pytestmark = pytest.mark.filterwarnings("ignore:embedder 'all-minilm-l6-v2' is trained on en only")
+
+TINY = "smollm2-135m-instruct-q4_1"
+METRICS = ["faithfulness", "context_precision"]
+CONTEXT = ("Marie Curie was born in Warsaw in 1867. She won two Nobel Prizes, in physics and in chemistry. "
+           "She died in 1934 in France.")
+RECORDS = [
+    {"id": "a", "question": "Where was Marie Curie born?", "answer": "Marie Curie was born in Warsaw in 1867.",
+     "contexts": [CONTEXT, "Warsaw is the capital of Poland."], "reference": "In Warsaw."},
+    {"id": "b", "question": "What did Curie win?", "answer": "She won two Nobel Prizes and an Oscar.",
+     "contexts": [CONTEXT], "reference": "Two Nobel Prizes."},
+    {"id": "c", "question": "When did Curie die?", "answer": "Curie died in 1934. She was 66.",
+     "contexts": [CONTEXT, "The Eiffel Tower was completed in 1889."], "reference": "In 1934."},
+    {"id": "d", "question": "长城是哪个朝代修建的？", "answer": "现存的长城大部分是明朝修建的。",
+     "contexts": ["长城是中国古代的军事防御工程。现存的长城遗迹主要为明朝时期修建的明长城。"], "reference": "明朝。"},
+    {"id": "e", "question": "Who wrote Hamlet?", "answer": "Shakespeare wrote Hamlet around 1600.",
+     "contexts": ["Hamlet is a tragedy by William Shakespeare, written around 1600."], "reference": "Shakespeare."},
+]
+
+
+def score(records: list[dict], cache: Path, parallel: int, n_ctx: int = 2048) -> localeval.Result:
+    judge = JudgeOptions(judge=TINY, cache=str(cache), n_ctx=n_ctx, n_threads=1, parallel=parallel)
+    return localeval.evaluate(records, metrics=METRICS, options=MetricOptions(judge=judge))
+
+
+def values(result: localeval.Result) -> dict[str, dict[str, float]]:
+    return {row["id"]: row["metrics"] for row in result.rows}
+
+
+@pytest.fixture(scope="module")
+def sequential(tmp_path_factory: pytest.TempPathFactory) -> localeval.Result:
+    return score(RECORDS, tmp_path_factory.mktemp("seq") / "c.sqlite", parallel=1)
+
+
+def test_batched_numbers_equal_the_sequential_ones_bit_for_bit(sequential: localeval.Result, tmp_path: Path) -> None:
+    batched = score(RECORDS, tmp_path / "c.sqlite", parallel=4)
+    assert values(batched) == values(sequential)
+    assert batched.summary["judge"]["engine"] == "llama.cpp batched"
+    assert sequential.summary["judge"]["engine"] == "llama.cpp in-process"
+    usage = batched.summary["judge"]["usage"]["faithfulness"]
+    assert usage["calls"] > 0 and usage["cached_tokens"] > 0  # statements of one answer reuse its context
+
+
+def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> None:
+    """One distribution call, alone and among calls of other prompts in two parallel settings."""
+    path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
+    kit = JudgeKit(JudgeOptions())
+    target = Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement="Curie died in 1934."))
+    others = [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=s))
+              for s in ("Curie was born in Paris.", "Curie won an Oscar.")]
+    others.append(Ask.json(kit.prompt("statements", "en", question="Who?", answer="Curie was a physicist.")))
+    seen = []
+    for backend, asks in ((LlamaCppBackend(path, sha, n_threads=1), [target]),
+                          (BatchedLlamaBackend(path, sha, parallel=2, n_threads=1), [*others, target]),
+                          (BatchedLlamaBackend(path, sha, parallel=4, n_threads=1), [others[2], target, *others[:2]])):
+        judge = Judge(backend, tmp_path / f"{len(seen)}.sqlite")
+        answers = judge.ask(asks)
+        seen.append(next(a.value for a, ask in zip(answers, asks) if ask is target))
+        judge.close()
+    assert seen[0] == seen[1] == seen[2]
+
+
+def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:
+    filler = " ".join(f"Item {i} of the archive lists a shipment of paper." for i in range(50))
+    long = dict(RECORDS[0], id="long", contexts=[filler + " " + CONTEXT])
+    records = [long, RECORDS[1], RECORDS[4]]
+    batched = score(records, tmp_path / "b.sqlite", parallel=3, n_ctx=768)
+    sequential = score(records, tmp_path / "s.sqlite", parallel=1, n_ctx=768)
+    row = next(r for r in batched.rows if r["id"] == "long")
+    assert row["details"]["faithfulness"]["windows"] > 1 and not row["skipped"]
+    assert values(batched) == values(sequential)
+
+
+def test_a_judge_error_in_one_sequence_skips_only_its_sample(tmp_path: Path) -> None:
+    # The statements prompt holds the whole answer (answers are not windowed): past n_ctx it cannot run.
+    too_long = dict(RECORDS[1], id="too-long", answer=" ".join(["She won a prize."] * 200))
+    result = score([RECORDS[0], too_long, RECORDS[4]], tmp_path / "c.sqlite", parallel=3, n_ctx=768)
+    rows = {row["id"]: row for row in result.rows}
+    assert rows["too-long"]["skipped"]["faithfulness"].startswith("judge error: prompt 'statements' has")
+    assert "faithfulness" in rows["a"]["metrics"] and "faithfulness" in rows["e"]["metrics"]
+
+
+def test_resume_makes_no_repeated_call_and_gives_the_same_numbers(sequential: localeval.Result, tmp_path: Path) -> None:
+    cache = tmp_path / "c.sqlite"
+    first = score(RECORDS[:2], cache, parallel=4)  # an interrupted run: only part of the work done
+    resumed = score(RECORDS, cache, parallel=4)
+    calls = lambda r: sum(u["calls"] for u in r.summary["judge"]["usage"].values())  # noqa: E731
+    hits = lambda r: sum(u["cache_hits"] for u in r.summary["judge"]["usage"].values())  # noqa: E731
+    assert calls(first) + calls(resumed) == calls(sequential)
+    assert hits(resumed) >= calls(first)
+    assert values(resumed) == values(sequential)

@@ -1,0 +1,168 @@
+"""The report in a real browser: Debian's chromium, headless, driven by playwright (`make test` installs
+chromium and a CJK font first; see the Makefile's `browser` target).
+
+One report of two systems (A scored with the tiny judge, human labels and `calibrate`; B with classical
+metrics) must open from file:// with no console error and no request leaving the file, draw every chart,
+open a sample's drill-down on click, show Chinese in a CJK font and markup as text. The judge run loads
+a GGUF model: run this file under the model lock on a shared machine.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .browser import INSTALL_HINT, chromium, chromium_path, open_report
+from .report_runs import (CHINESE_ANSWER, CHINESE_QUESTION, MARKUP_ANSWER, classical_run, judged_run, localeval,
+                          report_data, system_b)
+
+@pytest.fixture(scope="module")
+def browser():
+    if chromium_path() is None:  # a missing browser is a broken set-up, not a reason to skip
+        pytest.fail(f"chromium is not installed; {INSTALL_HINT}")
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("browser")
+    a, b = judged_run(folder), classical_run(folder, system_b(), "b")
+    out = folder / "report.html"
+    localeval("report", str(a), str(b), "-o", str(out), "--title", "A vs B", "--labels", f"{a}={folder / 'labels.jsonl'}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def visit(browser, report: Path):
+    opened = open_report(browser, report)
+    yield opened
+    opened.page.close()
+
+
+def test_opens_offline_without_errors(visit, report: Path) -> None:
+    assert visit.page.evaluate("document.documentElement.getAttribute('data-ready')") == "1"
+    assert visit.errors == []
+    assert visit.requests == [report.resolve().as_uri()]  # the file itself, nothing else
+    assert visit.outside_requests(report.resolve().as_uri()) == []
+    assert visit.page.title() == "A vs B"
+    headings = visit.page.locator("section > h2").all_inner_texts()
+    assert headings == ["Summary", "Distributions", "Judge vs human", "Comparison", "Samples"]
+
+
+def test_every_chart_is_drawn(visit, report: Path) -> None:
+    data = report_data(report)
+    drawn = visit.page.evaluate("""[...document.querySelectorAll('.chart')].map((div) => {
+      const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+      return {svg: div.querySelectorAll('svg.main-svg').length,
+              bars: [...div.querySelectorAll('g.trace.bars path')].filter(visible).length,
+              points: [...div.querySelectorAll('g.trace path.point')].filter(visible).length,
+              heatmap: [...div.querySelectorAll('g.hm image')].filter(visible).length,
+              section: div.closest('section').id};
+    })""")
+    histograms = [d for d in drawn if d["section"] == "distributions"]
+    columns = list(dict.fromkeys(c for run in data["runs"] for c in run["columns"]))
+    assert len(histograms) == len(columns) == 14  # A: 9 classical + 5 judge columns; B's 9 are among them
+    for column, chart in zip(columns, histograms):
+        # one bar per non-empty bin of every run that has the column
+        expected = sum(sum(1 for c in run["histograms"][column]["counts"] if c) for run in data["runs"]
+                       if column in run["histograms"])
+        assert chart["svg"] > 0 and chart["bars"] == expected, column
+    labels = [d for d in drawn if d["section"] == "labels"]
+    assert [d["heatmap"] for d in labels] == [1, 0] and labels[1]["points"] == 3  # confusion; judge/labels/PPI
+    (forest,) = [d for d in drawn if d["section"] == "comparison"]
+    assert forest["points"] == len(data["comparison"]["columns"]) == 9  # the classical columns both runs share
+
+
+def test_clicking_a_sample_opens_its_drilldown_in_chinese(browser, report: Path) -> None:
+    opened = open_report(browser, report)  # its own page: the font probe below talks to DevTools
+    page = opened.page
+    try:
+        page.fill("#sample-search", "长城")
+        rows = page.locator("#samples tr.sample-row")
+        assert rows.count() == 1
+        rows.first.click()
+        drill = page.locator("#samples tr.drill")
+        drill.wait_for()
+        assert drill.locator(".text-block").all_inner_texts()[:2] == [CHINESE_QUESTION, CHINESE_ANSWER]
+        assert drill.locator(".context").count() == 2 and "zh-wall-1" in drill.locator(".context").first.inner_text()
+        assert drill.locator("table.statements").count() >= 1  # faithfulness statements with their P
+        assert drill.locator("span.badge", has_text="human faithfulness = 1").count() == 1
+        zh = next(e for e in report_data(report)["runs"][0]["samples"] if e["id"] == "zh-wall")
+        assert drill.locator(".context mark.needed").count() == sum(len(c.get("hl", [])) for c in zh["ctx"])  # chosen sentences
+        assert opened.errors == []
+        fonts = _platform_fonts(page, "#samples tr.drill .text-block >> nth=1")
+        listed = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+        cjk = {name.strip() for name in listed.replace(",", "\n").splitlines()}
+        assert fonts and all(f["familyName"] in cjk for f in fonts), fonts  # every glyph from a font covering Chinese
+        assert sum(f["glyphCount"] for f in fonts) == len(CHINESE_ANSWER)
+        rows.first.click()
+        assert page.locator("#samples tr.drill").count() == 0  # a second click closes it
+    finally:
+        page.close()
+
+
+def test_markup_in_a_sample_is_shown_as_text(visit) -> None:
+    page = visit.page
+    page.fill("#sample-search", "en-boil")
+    page.locator("#samples tr.sample-row").first.click()
+    answer = page.locator("#samples tr.drill .text-block").nth(1)
+    assert answer.inner_text() == MARKUP_ANSWER  # the tags are visible characters
+    assert answer.locator("b").count() == 0 and visit.dialogs == [] and visit.errors == []
+    page.locator("#samples tr.sample-row").first.click()
+    page.fill("#sample-search", "")
+
+
+def test_sorting_and_paging_controls(visit) -> None:
+    page = visit.page
+    page.select_option("#sample-sort", "mrr")
+    values = [float(v) if v != "–" else None for v in
+              page.locator("#samples tr.sample-row td.value:nth-child(6)").all_inner_texts()]  # id, question, p@5, r@5, hit@5, mrr
+    scored = [v for v in values if v is not None]
+    assert scored == sorted(scored) and values[-1] is None  # worst first, the unscored sample last
+    assert page.locator("#sample-count").inner_text() == "rows 1–6 of 6"
+
+
+def test_win_loss_rows_open_both_systems(visit, report: Path) -> None:
+    page = visit.page
+    page.select_option("#winloss-select", label="mrr")
+    page.select_option("#winloss-side", index=1)  # samples where B is better: zh-photo (tests/test_report.py)
+    rows = page.locator("#winloss tr.sample-row")
+    assert rows.count() == 1 and rows.first.inner_text().startswith("zh-photo")
+    rows.first.click()
+    names = page.locator("#winloss tr.drill .drill-side > h3").all_inner_texts()
+    assert names == [run["name"] for run in report_data(report)["runs"]]
+    assert page.locator("#winloss tr.drill .drill-side", has_text="光合作用需要哪些原料？").count() == 2
+
+
+def test_a_capped_report_says_what_it_embedded(browser, tmp_path: Path) -> None:
+    records = [{"id": f"s{i:03d}", "question": f"question {i}", "contexts": [f"text {i % 7} of the corpus"],
+                "reference": f"text {i % 5}"} for i in range(120)]
+    run = classical_run(tmp_path, records, "big")
+    out = tmp_path / "big.html"
+    localeval("report", str(run), "-o", str(out), "--max-samples", "30")
+    opened = open_report(browser, out)
+    try:
+        assert opened.errors == [] and opened.outside_requests(out.resolve().as_uri()) == []
+        assert "30 of 120 samples" in opened.page.locator("#cap-notice").inner_text()
+        assert opened.page.locator("#sample-count").inner_text() == "rows 1–30 of 30"
+    finally:
+        opened.page.close()
+
+
+def _platform_fonts(page, selector: str) -> list[dict[str, Any]]:
+    """The fonts chromium actually rendered a node's text with (DevTools' CSS.getPlatformFontsForNode)."""
+    session = page.context.new_cdp_session(page)
+    session.send("DOM.enable")
+    session.send("CSS.enable")
+    root = session.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    handle = page.locator(selector)
+    handle.evaluate("(el) => el.setAttribute('data-font-probe', '1')")
+    node = session.send("DOM.querySelector", {"nodeId": root, "selector": "[data-font-probe]"})["nodeId"]
+    fonts = session.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    handle.evaluate("(el) => el.removeAttribute('data-font-probe')")
+    session.detach()
+    return fonts
