@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from contextlib import contextmanager
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from localeval import models  # noqa: E402
 from localeval.judge import Ask, load_judge  # noqa: E402
-from localeval.judge.llama_server import free_port, local_server, wait_ready  # noqa: E402
+from localeval.judge.llama_server import free_port, local_server, serving  # noqa: E402
 from localeval.judge.options import JudgeOptions, open_judge  # noqa: E402
 from localeval.judge.prompts import load_prompt  # noqa: E402
 
@@ -87,20 +85,13 @@ def compare(questions: list[Ask], server: list[Any], local: list[Any]) -> dict[s
     }
 
 
-@contextmanager
-def llama_server(binary: Path, model: Path, args: argparse.Namespace, log: IO[Any]) -> Iterator[tuple[str, Any]]:
+def llama_server(binary: Path, model: Path, args: argparse.Namespace, log: IO[Any]) -> Any:
     """llama.cpp's server: --parallel slots of --n-ctx tokens each, continuous batching, the GGUF's template."""
     port = free_port()
     command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-np", str(args.parallel),
                "-c", str(args.n_ctx * args.parallel), "-cb", "--jinja", "-t", str(args.threads), "-tb", str(args.threads),
                "--no-repack", "--seed", "0", *args.server_args.split()]
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_ready(f"http://127.0.0.1:{port}/v1/models", server, 600)
-        yield f"http://127.0.0.1:{port}/v1", server
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    return serving(command, port, log=log)
 
 
 def main() -> None:

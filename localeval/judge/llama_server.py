@@ -88,7 +88,16 @@ def local_server(model: Path, *, n_ctx: int, threads: int, log: IO[Any], python:
     URL (ending in /v1) and the process (a test may kill it); stops it on the way out."""
     port = free_port()
     command = server_command(model, port, n_ctx=n_ctx, threads=threads, python=python, logits_all=logits_all, extra=extra)
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=None if env is None else dict(env))
+    with serving(command, port, log=log, env=env, timeout=timeout) as running:
+        yield running
+
+
+@contextmanager
+def serving(command: Sequence[str], port: int, *, log: IO[Any], env: Mapping[str, str] | None = None,
+            timeout: float = 600) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Any OpenAI-compatible server `command` that listens on 127.0.0.1:`port` (llama-cpp-python's, a
+    llama-server binary), from ready to stopped: yields its base URL and the process."""
+    server = subprocess.Popen(list(command), stdout=log, stderr=subprocess.STDOUT, env=None if env is None else dict(env))
     try:
         wait_ready(f"http://127.0.0.1:{port}{READY_PATH}", server, timeout)
         yield f"http://127.0.0.1:{port}/v1", server
