@@ -7,8 +7,9 @@
 3. localeval, in this process: faithfulness, answer_relevance, context_precision, context_recall through
    the library's own pipeline (build_metrics → measure_batch), one sample at a time, each from an empty
    temporary judge cache (see run_localeval). The judge is loaded before the clock starts.
-4. Ragas 0.4 in bench/.venv-ragas (bench/ragas_side.py), against `python -m llama_cpp.server` serving
-   the same GGUF with the same threads and context size on 127.0.0.1, started and stopped here. The
+4. Ragas 0.4 in bench/.venv-ragas (bench/ragas_side.py), against llama-cpp-python's server (run by
+   localeval/judge/llama_server.py, with the AMX workaround, from the Ragas venv) serving the same GGUF
+   with the same threads and context size on 127.0.0.1, started and stopped here. The
    two never run at the same time: on 2 cores, two llama.cpp processes slow each other down tenfold.
 5. One table: wall seconds, judge requests, prompt and generated tokens per sample, failed samples,
    agreement with the human labels, and the ratios localeval / Ragas; written with every per-sample
@@ -29,13 +30,11 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter, defaultdict
 from datetime import date
 from pathlib import Path
@@ -52,6 +51,7 @@ from localeval.results.aggregate import Summary  # noqa: E402
 from localeval.pipeline import measure_batch  # noqa: E402
 from localeval.settings import physical_cores  # noqa: E402
 from localeval.judge.cache import JudgeCache  # noqa: E402
+from localeval.judge.llama_server import local_server  # noqa: E402
 from localeval.metrics import JudgeOptions, MetricOptions, build_metrics  # noqa: E402
 from localeval.data.records import sample_from_record  # noqa: E402
 
@@ -159,46 +159,16 @@ def run_ragas(rows: list[dict[str, Any]], model: Path, embedder: Path, n_ctx: in
     data.write_text("".join(json.dumps(input_record(r)) + "\n" for r in rows), encoding="utf-8")
     out = workdir / "ragas.jsonl"
     env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    port = _free_port()
-    log = (workdir / "server.log").open("w")
     start = time.perf_counter()
-    server = subprocess.Popen([str(python), str(REPO / "bench" / "llama_server.py"), "--model", str(model),
-                               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
-                               "--n_threads", str(threads), "--n_threads_batch", str(threads), "--seed", "0",
-                               "--n_gpu_layers", "0"], stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        _wait_ready(f"http://127.0.0.1:{port}/v1/models", server, timeout=600)
+    with (workdir / "server.log").open("w") as log, local_server(model, n_ctx=n_ctx, threads=threads, log=log,
+                                                                  python=python, logits_all=False, env=env) as (url, _):
         server_start = time.perf_counter() - start
         subprocess.run([str(python), str(REPO / "bench" / "ragas_side.py"), "--data", str(data),
-                        "--base-url", f"http://127.0.0.1:{port}/v1", "--embedder", str(embedder), "--out", str(out)],
-                       env=env, check=True)
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-        log.close()
+                        "--base-url", url, "--embedder", str(embedder), "--out", str(out)], env=env, check=True)
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     header, samples = lines[0], lines[1:]
     return {"setup_seconds": round(server_start + header["setup_seconds"], 3), "server_start_seconds":
             round(server_start, 3), "versions": header["versions"], "samples": samples}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ready(url: str, server: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"error: llama_cpp.server exited with status {server.returncode} before it was ready")
-        try:
-            with urllib.request.urlopen(url, timeout=5):
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"error: llama_cpp.server not ready after {timeout:.0f} s")
 
 
 # ---- the table -----------------------------------------------------------------------------------

@@ -60,3 +60,7 @@ class JudgeError(LocalevalError):
     def __init__(self, message: str, raw: str | None = None) -> None:
         self.raw = raw
         super().__init__(message)
+
+
+class JudgeServerError(LocalevalError):
+    """The judge's inference server cannot be used: unreachable, or without a feature localeval needs."""

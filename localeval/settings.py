@@ -7,6 +7,9 @@ defaults, so no other module reads the environment.
 | cache_path | --cache      | LOCALEVAL_CACHE      | .localeval-cache/judge.sqlite under the current folder       |
 | judge      | --judge      | LOCALEVAL_JUDGE      | the registry's default judge                                 |
 | embedder   | --embedder   | LOCALEVAL_EMBEDDER   | the registry's default embedder                              |
+
+A judge server's API key is read from the environment variable the user names (--judge-api-key-env), so
+it never appears on a command line, in a result file or in a cache key.
 """
 
 from __future__ import annotations
@@ -58,6 +61,14 @@ def default_models_dir(env: Mapping[str, str]) -> Path:
         return CHECKOUT_MODELS
     data_home = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else Path.home() / ".local" / "share"
     return data_home / "localeval" / "models"
+
+
+def secret_from_env(variable: str, flag: str, env: Mapping[str, str] | None = None) -> str:
+    """The value of the environment variable a flag names (a token: never echoed in messages)."""
+    value = (os.environ if env is None else env).get(variable, "")
+    if not value.strip():
+        raise OptionError(f"{flag} {variable}: the environment variable {variable} is not set or empty")
+    return value.strip()
 
 
 def physical_cores() -> int:

@@ -47,6 +47,6 @@ def example_path() -> Path:
 @pytest.fixture(scope="session")
 def embedder():
     """The real default embedder (MiniLM from models/), loaded once for the whole session."""
-    from localeval.embeddings import load_embedder
+    from localeval.embed import load_embedder
 
     return load_embedder()

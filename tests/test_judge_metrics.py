@@ -14,9 +14,6 @@ from localeval.metrics import JudgeOptions, MetricOptions
 from localeval.metrics.answer_relevance import rating_score
 from localeval.metrics.context_quality import precision_weighted
 
-# The Chinese sample meets the English-only MiniLM on purpose; that warning is tested in test_embeddings.py.
-pytestmark = pytest.mark.filterwarnings("ignore:embedder 'all-minilm-l6-v2' is trained on en only")
-
 TINY = "smollm2-135m-instruct-q4_1"
 JUDGE_METRICS = ["faithfulness", "answer_relevance", "answer_relevance_rating", "context_relevance",
                  "context_precision", "context_recall"]
@@ -145,7 +142,7 @@ def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("variant", [
-    {"faithfulness_statements": "sentences"},
+    {"faithfulness_statements": "judge"},
     {"faithfulness_statements": "both", "faithfulness_verdict": "three-way"},
     {"faithfulness_evidence": "selected"},
     {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected", "faithfulness_verdict": "three-way"},

@@ -81,7 +81,7 @@ def test_a_judge_error_skips_only_its_sample(tmp_path: Path) -> None:
         return split_answer(call)
 
     kit = fake_kit(FakeBackend(rule, supported_if_words_present), tmp_path / "c.sqlite")
-    (metric,) = build_metrics("faithfulness", kit=kit)
+    (metric,) = build_metrics("faithfulness", MetricOptions(faithfulness_statements="judge"), kit=kit)
     good, bad = sample_from_record(RECORD), sample_from_record(dict(RECORD, id="q2", answer="A broken answer."))
     first, second = metric.measure([good, bad])
     assert isinstance(first, Measurement)

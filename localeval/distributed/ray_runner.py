@@ -22,6 +22,7 @@ import os
 import pickle
 import warnings
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -30,7 +31,7 @@ from ..data.labels import Labels
 from ..errors import LocalevalError, ModelError, OptionError
 from ..judge.backend import CallStats
 from ..judge.cache import check_cache_path
-from ..metrics import JudgeOptions, Metric, MetricOptions
+from ..metrics import Metric, MetricOptions
 from ..models import names_a_path
 from ..pipeline import batch_size, write_results
 from ..progress import Progress
@@ -102,12 +103,14 @@ def _connected(ray: Any, address: str | None) -> Iterator[None]:
 def _for_actors(options: MetricOptions, ray_options: RayOptions) -> MetricOptions:
     """The options as actors need them: the judge and embedder the driver resolved (its flags and
     environment), paths absolute (an actor's working folder is not the driver's), threads from CPUs."""
+    if options.judge.judge_url:
+        raise OptionError("--judge-url with --ray: the actors would all send their calls to the one server; "
+                          "score with --judge-url alone, or give each actor its own judge (a GGUF) with --ray")
     settings = Settings.resolve(judge=options.judge.judge, embedder=options.judge.embedder)
-    judge = JudgeOptions(judge=_absolute(settings.judge), embedder=_absolute(settings.embedder),
-                         n_ctx=options.judge.n_ctx, n_threads=ray_options.threads(options.judge.n_threads),
-                         gpu_layers=options.judge.gpu_layers, seed=options.judge.seed, cache=None,
-                         prompts_dir=_absolute(options.judge.prompts_dir), lang=options.judge.lang,
-                         parallel=options.judge.parallel)
+    # replace(): every other judge setting travels as the driver has it.
+    judge = replace(options.judge, judge=_absolute(settings.judge), embedder=_absolute(settings.embedder),
+                    n_threads=ray_options.threads(options.judge.n_threads), cache=None,
+                    prompts_dir=_absolute(options.judge.prompts_dir))
     return MetricOptions(judge=judge, **options.values)
 
 

@@ -96,6 +96,18 @@ def spellings(words: Sequence[str]) -> list[str]:
     return sorted(variants)
 
 
+def own_tokens(found: Mapping[str, set[Any]]) -> dict[str, list[Any]]:
+    """Each answer's first tokens (ids or texts) less those another answer also has: a token that spells two
+    answers counts for neither."""
+    own: dict[str, list[Any]] = {}
+    for name, tokens in found.items():
+        others = set().union(*(s for n, s in found.items() if n != name))
+        own[name] = sorted(tokens - others)
+        if not own[name]:
+            raise JudgeError(f"answer '{name}' has no token of its own in this model's vocabulary; use other answer words")
+    return own
+
+
 def prompt_too_long(name: str, n_prompt: int, n_ctx: int, max_tokens: int) -> JudgeError:
     return JudgeError(
         f"prompt '{name}' has {n_prompt} tokens but n_ctx={n_ctx} leaves room for {n_ctx - max_tokens} "

@@ -1,7 +1,9 @@
-"""The models one run shares: a lazily loaded judge and embedder, and prompts in the sample's language.
+"""The models one run shares: a lazily loaded judge and embedders, and prompts in the sample's language.
 
-The judge and the embedder are loaded on first use, so `localeval score -m mrr` never pays for them, and
-once per run, however many metrics use them. Each prompt file is read and parsed once per run.
+The judge and the embedders are loaded on first use, so `localeval score -m mrr` never pays for them, and
+once per run, however many metrics use them. Each prompt file is read and parsed once per run. Without
+--embedder, the embedder follows the sample's language (embed.choose): a run of English samples never
+loads the multilingual model, nor a run of Chinese ones MiniLM.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ class JudgeKit:
     options: JudgeOptions = field(default_factory=JudgeOptions)
     cache: Any = None  # a JudgeCache to use instead of the file options.cache names (see open_judge)
     _judge: Any = None
-    _embedder: Any = None
+    _embedders: dict[str, Any] = field(default_factory=dict)
     _prompts: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @property
@@ -32,16 +34,30 @@ class JudgeKit:
 
     @property
     def embedder(self) -> Any:
-        if self._embedder is None:
-            from ..embeddings import load_embedder
-            from ..settings import Settings
+        """The embedder for text of no particular language (a corpus index): the named one, else the default."""
+        return self.embedder_for(None)
 
-            self._embedder = load_embedder(Settings.resolve(embedder=self.options.embedder).embedder)
-        return self._embedder
+    def embedder_for(self, lang: str | None) -> Any:
+        """The embedder that scores a sample in `lang`; its `name` goes into the sample's details."""
+        from ..embed import choose, load_embedder
+        from ..settings import Settings
+
+        name = choose(Settings.resolve(embedder=self.options.embedder).embedder, lang)
+        if name not in self._embedders:
+            self._embedders[name] = load_embedder(name)
+        return self._embedders[name]
+
+    def embedder_settings(self) -> Any:
+        """What the summary records: the named embedder, or the default per language."""
+        from ..embed import choose
+        from ..settings import Settings
+
+        named = Settings.resolve(embedder=self.options.embedder).embedder
+        return named or {"zh": choose(None, "zh"), "other": choose(None)}
 
     def check(self, embedder: bool = False) -> None:
         """Check, without loading anything, what this run's judge work will need: the judge file (present,
-        GGUF, the registry's size), the cache path, the user's prompt files and, when one is named (or
+        GGUF, the registry's size; with --judge-url, the URL's form), the cache path, the user's prompt files and, when one is named (or
         `embedder`), the embedder folder. A bad option then fails before any model loads."""
         from .. import models
         from ..settings import Settings
@@ -49,7 +65,12 @@ class JudgeKit:
 
         settings = Settings.resolve(cache=self.options.cache, judge=self.options.judge,
                                     embedder=self.options.embedder)
-        models.resolve(settings.judge, "judge")
+        if self.options.judge_url is None:
+            models.resolve(settings.judge, "judge")
+        else:  # the judge runs on the server: no model file here, the URL's form checked now
+            from .server import check_url
+
+            check_url(self.options.judge_url)
         check_cache_path(settings.cache_path)
         if self.options.prompts_dir is not None:
             check_prompts_dir(Path(self.options.prompts_dir))

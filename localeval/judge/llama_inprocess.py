@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError, ModelError
 from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, Reply,
-                      prompt_too_long, spellings)
+                      own_tokens, prompt_too_long, spellings)
 from .grammar import strict_json_gbnf
+from .llama_server import model_params
 
 # Used only when a GGUF file carries no chat template; both registered judges use ChatML.
 CHATML = (
@@ -99,12 +99,7 @@ class LlamaModel:
             encoded = [self.llm.tokenize(v.encode("utf-8"), add_bos=False, special=False) for v in spellings(words)]
             single = {t[0] for t in encoded if len(t) == 1}
             found[name] = single or {t[0] for t in encoded if t}
-        ids = {}
-        for name, id_set in found.items():
-            others = set().union(*(s for n, s in found.items() if n != name))
-            ids[name] = sorted(id_set - others)
-            if not ids[name]:
-                raise JudgeError(f"answer '{name}' has no token of its own in this model's vocabulary; use other answer words")
+        ids = own_tokens(found)
         self._answer_ids[key] = ids
         return ids
 
@@ -250,22 +245,3 @@ class LlamaCppBackend(LlamaModel):
             self._grammars[text] = LlamaGrammar.from_string(strict_json_gbnf(text), verbose=False)
         return self._grammars[text]
 
-
-@contextmanager
-def model_params(**overrides: Any) -> Iterator[None]:
-    """Llama() exposes no argument for some llama_model_params fields; set them on the defaults it starts from."""
-    import llama_cpp.llama_cpp as lib
-
-    original = lib.llama_model_default_params
-
-    def patched() -> Any:
-        params = original()
-        for name, value in overrides.items():
-            setattr(params, name, value)
-        return params
-
-    lib.llama_model_default_params = patched
-    try:
-        yield
-    finally:
-        lib.llama_model_default_params = original

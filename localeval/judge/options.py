@@ -12,7 +12,6 @@ from typing import Any
 
 from .facade import Judge
 
-
 @dataclass(frozen=True)
 class JudgeOptions:
     """Everything that selects or configures the judge and the embedder; recorded in the summary."""
@@ -26,11 +25,17 @@ class JudgeOptions:
     cache: str | None = None  # SQLite file; None = $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite
     prompts_dir: str | None = None
     lang: str | None = None  # force "en" or "zh"; None = detect per sample
-    parallel: int | None = None  # sequences or requests in flight; None = the backend's default
+    # The judge on an OpenAI-compatible inference server instead of in-process (judge/server.py).
+    judge_url: str | None = None  # e.g. http://gpu-box:8080/v1
+    judge_model: str | None = None  # the served model's name; None = the only one the server lists
+    judge_api_key_env: str | None = None  # the environment variable holding the server's bearer token
+    judge_sha256: str | None = None  # the served GGUF's sha256, when the user knows it (cache identity)
+    parallel: int | None = None  # requests / sequences in flight; None = the backend's default
 
     def settings(self) -> dict[str, Any]:
-        return {"judge": self.judge or "default", "n_ctx": self.n_ctx, "seed": self.seed, "lang": self.lang or "auto",
-                "prompts": self.prompts_dir or "packaged"}
+        where = {"judge_url": self.judge_url, "judge_model": self.judge_model} if self.judge_url else {}
+        return {"judge": self.judge or "default", **where, "n_ctx": self.n_ctx, "seed": self.seed,
+                "lang": self.lang or "auto", "prompts": self.prompts_dir or "packaged"}
 
 
 #: Sequences in flight when --parallel is not given (bench/engine_bench.py measured these; README).
@@ -39,9 +44,13 @@ DEFAULT_PARALLEL_GPU = 32
 
 
 def parallel_of(options: JudgeOptions) -> int:
-    """--parallel, or the measured default for the device the judge runs on."""
+    """--parallel, or the default for the server, or the measured one for the device the judge runs on."""
     if options.parallel is not None:
         return options.parallel
+    if options.judge_url:
+        from .server import DEFAULT_PARALLEL
+
+        return DEFAULT_PARALLEL
     return DEFAULT_PARALLEL_GPU if options.gpu_layers != 0 else DEFAULT_PARALLEL_CPU
 
 
@@ -54,6 +63,8 @@ def open_judge(options: JudgeOptions, cache: Any = None) -> Judge:
 
     settings = Settings.resolve(cache=options.cache, judge=options.judge)
     cache = cache if cache is not None else JudgeCache(settings.cache_path)
+    if options.judge_url:
+        return Judge(_server(options), cache)
     backend = _in_process(settings.judge, cache, n_ctx=options.n_ctx, n_threads=options.n_threads,
                           n_gpu_layers=options.gpu_layers, seed=options.seed, parallel=parallel_of(options))
     return Judge(backend, cache)
@@ -71,6 +82,23 @@ def load_judge(model: str | Path | None = None, *, cache: str | Path | None = No
     backend = _in_process(settings.judge, judge_cache, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers,
                           seed=seed, **backend_options)
     return Judge(backend, judge_cache)
+
+
+def _server(options: JudgeOptions) -> Any:
+    import re
+
+    from ..errors import OptionError
+    from ..settings import secret_from_env
+    from .server import ServerBackend
+
+    if options.judge:
+        raise OptionError("--judge names a model file to load here and --judge-url a server that runs one; give only one")
+    if options.judge_sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", options.judge_sha256):
+        raise OptionError(f"--judge-sha256 '{options.judge_sha256}' is not a sha256 (64 hexadecimal digits)")
+    api_key = secret_from_env(options.judge_api_key_env, "--judge-api-key-env") if options.judge_api_key_env else None
+    return ServerBackend(options.judge_url or "", model=options.judge_model, api_key=api_key,
+                         model_sha256=options.judge_sha256.lower() if options.judge_sha256 else None,
+                         n_ctx=options.n_ctx, seed=options.seed, parallel=parallel_of(options))
 
 
 def _in_process(model: str | None, cache: Any, n_threads: int | None, parallel: int = 1, **options: Any) -> Any:

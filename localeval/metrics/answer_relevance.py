@@ -46,7 +46,7 @@ class AnswerRelevance(JudgeMetric):
         self.n = n_questions
 
     def settings(self) -> dict[str, Any]:
-        return {"n_questions": self.n, "embedder": self.kit.options.embedder or "default", **super().settings()}
+        return {"n_questions": self.n, "embedder": self.kit.embedder_settings(), **super().settings()}
 
     def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         prompt = self.kit.prompt("questions", lang, answer=sample.answer or "", n=self.n)
@@ -56,13 +56,14 @@ class AnswerRelevance(JudgeMetric):
         value = answer.value
         generated = [q.strip() for q in value["questions"]]
         noncommittal = bool(value["noncommittal"])
-        vectors = self.kit.embedder.encode([sample.question, *generated])
+        embedder = self.kit.embedder_for(lang)
+        vectors = embedder.encode([sample.question, *generated])
         cosines = (vectors[1:] @ vectors[0]).astype(np.float64)
         score = 0.0 if noncommittal else float(np.mean(cosines))
         return Measurement(
             {"answer_relevance": score},
             {"questions": [{"text": q, "cosine": round(float(c), 6)} for q, c in zip(generated, cosines)],
-             "noncommittal": noncommittal},
+             "noncommittal": noncommittal, "embedder": embedder.name},
         )
 
 

@@ -1,0 +1,111 @@
+"""JSON over HTTP to one inference server, and nowhere else, with bounded retries.
+
+Sites run their judge server inside a network they control; a request that silently went through a
+proxy named in the environment, or followed a redirect to another host, would carry their data out.
+So the opener ignores proxy settings and refuses redirects: every byte goes to the URL the user gave.
+
+Connection errors, timeouts and 5xx answers are retried with exponential backoff (a server restarting,
+or too busy for a moment); 4xx answers are the request's own fault and are not. What is left after the
+retries is raised as `ServerCallError`, whose `unreachable` tells "no server there" apart from "the
+server refused this request".
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+from http.client import HTTPException
+from typing import Any, Mapping
+
+from ..errors import JudgeError
+
+#: Attempts after the first, and the first wait (doubled each time): 0.5 + 1 + 2 + 4 = 7.5 s at most.
+RETRIES = 4
+BACKOFF_SECONDS = 0.5
+#: One judge call on a busy server may queue behind many others.
+TIMEOUT_SECONDS = 600.0
+
+
+class ServerCallError(JudgeError):
+    """A request that failed after its retries; `status` is the HTTP status (None: no answer at all)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+    @property
+    def unreachable(self) -> bool:
+        return self.status is None
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # the 3xx is raised as an HTTPError instead of being followed
+
+
+class JsonHttp:
+    """GET and POST of JSON bodies against `root` (scheme://host:port[/prefix]); thread-safe."""
+
+    def __init__(self, root: str, headers: Mapping[str, str] | None = None, *, retries: int | None = None,
+                 backoff: float | None = None, timeout: float = TIMEOUT_SECONDS) -> None:
+        self.root = root.rstrip("/")
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
+        self.retries = RETRIES if retries is None else retries
+        self.backoff = BACKOFF_SECONDS if backoff is None else backoff
+        self.timeout = timeout
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+    def get(self, path: str, *, retry: bool = True) -> Any:
+        return self._request("GET", path, None, retry)
+
+    def post(self, path: str, body: Mapping[str, Any], *, retry: bool = True) -> Any:
+        return self._request("POST", path, json.dumps(body, ensure_ascii=False).encode("utf-8"), retry)
+
+    def _request(self, method: str, path: str, data: bytes | None, retry: bool) -> Any:
+        url = self.root + path
+        attempts = 1 + (self.retries if retry else 0)
+        for attempt in range(attempts):
+            try:
+                return self._once(method, url, data)
+            except ServerCallError as exc:
+                transient = exc.status is None or exc.status >= 500
+                if not transient or attempt == attempts - 1:
+                    raise
+                time.sleep(self.backoff * 2 ** attempt)
+        raise AssertionError("unreachable")  # the loop always returns or raises
+
+    def _once(self, method: str, url: str, data: bytes | None) -> Any:
+        request = urllib.request.Request(url, data=data, method=method, headers=self.headers)
+        try:
+            with self._opener.open(request, timeout=self.timeout) as response:
+                payload = response.read()
+        except urllib.error.HTTPError as exc:
+            raise ServerCallError(f"{method} {url} answered HTTP {exc.code}: {_reason(exc)}", exc.code) from None
+        except (urllib.error.URLError, HTTPException, socket.timeout, ConnectionError) as exc:
+            why = getattr(exc, "reason", None) or exc
+            raise ServerCallError(f"{method} {url} failed: {why}") from None
+        try:
+            return json.loads(payload)
+        except ValueError:
+            raise ServerCallError(f"{method} {url} answered with something that is not JSON: {payload[:80]!r}", 200) from None
+
+
+def _reason(error: urllib.error.HTTPError) -> str:
+    """The server's own message (OpenAI-style {"error": {"message"}}, FastAPI's {"detail"}), on one line."""
+    try:
+        body = error.read().decode("utf-8", "replace")
+    except OSError:
+        body = ""
+    message = body
+    try:
+        parsed = json.loads(body)
+        if isinstance(parsed, dict):
+            inner = parsed.get("error", parsed.get("detail", parsed))
+            message = inner.get("message", str(inner)) if isinstance(inner, dict) else str(inner)
+    except ValueError:
+        pass
+    one_line = " ".join((message or error.reason or "").split())
+    return one_line[:300] or str(error.reason)
