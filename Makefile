@@ -23,7 +23,7 @@ install: $(DEPS) models
 $(DEPS): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[dev,server-test]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,server-test,ray]"
 	touch $@
 
 # Idempotent and fast once done: a stamp of size, mtime and sha256 spares re-hashing the weights.

@@ -105,7 +105,7 @@ def resolve(name_or_path: str | None, kind: str) -> Path:
     """A registry name (checked installed and of the right size) or a user's own GGUF file / model folder."""
     if name_or_path is None:
         spec = default(kind)
-    elif Path(name_or_path).exists() or "/" in name_or_path or name_or_path.endswith(".gguf"):
+    elif names_a_path(name_or_path):
         return _check_user_path(Path(name_or_path), kind)
     else:
         spec = find(name_or_path, kind)
@@ -115,6 +115,11 @@ def resolve(name_or_path: str | None, kind: str) -> Path:
     if kind == "judge":
         _check_gguf(spec.path())
     return spec.path()
+
+
+def names_a_path(name_or_path: str) -> bool:
+    """A user's own file or folder rather than a registry name."""
+    return Path(name_or_path).exists() or "/" in name_or_path or name_or_path.endswith(".gguf")
 
 
 def quick_check(spec: ModelSpec, root: Path | None = None) -> str | None:

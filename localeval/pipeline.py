@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from .data.labels import Labels, read_labels
 from .data.loading import read_samples, validate_file
@@ -25,6 +25,11 @@ from .progress import Progress
 from .results.aggregate import Summary
 from .results.writer import RESULT_FILES, ResultWriter
 from .strict_json import check_json_value
+
+if TYPE_CHECKING:
+    from .distributed import RayOptions
+
+T = TypeVar("T")
 
 DEFAULT_METRICS = "classical"
 BATCH_SIZE = 256
@@ -61,7 +66,7 @@ def evaluate(
     check_models(built)
     tally = _new_summary(built)
     rows: list[dict[str, Any]] = []
-    for batch in _batches(_as_samples(samples), batch_size(built)):
+    for batch in batched(_as_samples(samples), batch_size(built)):
         rows.extend(measure_batch(batch, built, tally))
     if not rows:
         raise InputError("<samples>", None, None, "contains no records")
@@ -77,19 +82,28 @@ def score_file(
     columns: Mapping[str, str] | None = None,
     labels: Labelled | None = None,
     progress: bool = False,
+    ray: RayOptions | None = None,
 ) -> dict[str, Any]:
     """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary.
 
     With `labels`, the summary also holds the prediction-powered estimates (see stats.calibration.ppi_summary).
-    `progress` reports samples done, rate and time left on stderr.
+    `progress` reports samples done, rate and time left on stderr. With `ray`, the samples are scored by a
+    pool of Ray actors (distributed/ray_runner.py); the files written are the same.
     """
-    built, ids = _checked_options(metrics, options, out_dir), set() if labels else None
+    if ray is not None:  # refused before the input is read or Ray starts
+        ray.check((options or MetricOptions()).judge.gpu_layers)
+    built, ids = _checked_options(metrics, options, out_dir, models_here=ray is None), set() if labels else None
     total = validate_file(path, fmt, columns, ids)
     human = None
     if labels is not None:  # checked against the input now, not after the judge has done its work
         columns_out = [column for metric in built for column in metric.columns]
         human = read_labels(labels.path, ids or set(), columns_out, labels.columns, str(path))
     meter = Progress(total) if progress else None
+    if ray is not None:
+        from .distributed.ray_runner import score_file_ray
+
+        return score_file_ray(path, out_dir, built, options or MetricOptions(), ray, total, fmt, columns, human,
+                              meter)
     return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=human,
                        progress=meter)
 
@@ -114,12 +128,15 @@ def score_trec(
     return _score_into(iter(samples), built, out_dir, f"{run_path} + {qrels_path}", {"trec": counts})
 
 
-def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None, out_dir: Path) -> list[Metric]:
+def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None, out_dir: Path,
+                     models_here: bool = True) -> list[Metric]:
     """Every option checked before the input is read and before any model loads: metric names and option
-    values, where the results go, and the models, cache and prompts the metrics will use."""
+    values, where the results go, and the models, cache and prompts the metrics will use. Not
+    `models_here` for a Ray run: the models are needed on the cluster's nodes, which it checks itself."""
     built = build_metrics(metrics, options)
     check_output_dir(out_dir, RESULT_FILES)
-    check_models(built)
+    if models_here:
+        check_models(built)
     return built
 
 
@@ -135,16 +152,31 @@ def _score_into(
     samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str,
     extra: dict[str, Any] | None = None, labels: Labels | None = None, progress: Progress | None = None,
 ) -> dict[str, Any]:
+    batches = (measure_rows(batch, metrics) for batch in batched(samples, batch_size(metrics)))
+    return write_results(batches, metrics, out_dir, source, extra, labels, progress)
+
+
+def write_results(
+    row_batches: Iterable[list[dict[str, Any]]], metrics: Sequence[Metric], out_dir: Path, source: str,
+    extra: dict[str, Any] | None = None, labels: Labels | None = None, progress: Progress | None = None,
+    judge_info: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Rows (in input order) → samples.jsonl, the summary tallied from the same rows, one atomic commit.
+
+    Every way of scoring (this process, a Ray cluster) ends here, so the files cannot differ by how the
+    rows were computed. `extra` and `judge_info` are read only after the last row: a producer that learns
+    them while streaming (which judge the actors loaded) may fill them in as it goes."""
     tally = _new_summary(metrics)
     with ResultWriter(out_dir) as writer:
-        for batch in _batches(samples, batch_size(metrics)):
-            for row in measure_batch(batch, metrics, tally):
+        for rows in row_batches:
+            tally_rows(tally, metrics, rows)
+            for row in rows:
                 writer.write_row(row)
             if progress:
-                progress.advance(len(batch))
+                progress.advance(len(rows))
         if progress:
             progress.close()
-        summary = build_summary(tally, metrics, source, extra)
+        summary = build_summary(tally, metrics, source, extra, judge_info)
         if labels is not None:
             from .stats.calibration import ppi_summary
 
@@ -154,6 +186,13 @@ def _score_into(
 
 
 def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Summary) -> list[dict[str, Any]]:
+    """`measure_rows`, counted into `tally`."""
+    rows = measure_rows(batch, metrics)
+    tally_rows(tally, metrics, rows)
+    return rows
+
+
+def measure_rows(batch: Sequence[Sample], metrics: Sequence[Metric]) -> list[dict[str, Any]]:
     """Run every metric on the samples that carry its fields; record skips with their reasons."""
     values: list[dict[str, float]] = [{} for _ in batch]
     details: list[dict[str, Any]] = [{} for _ in batch]
@@ -164,7 +203,6 @@ def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Sum
             reason = next((r for r in map(sample.missing, metric.requires) if r), None)
             if reason:
                 skipped[i][metric.name] = reason
-                tally.add_skip(metric.name, reason)
             else:
                 eligible.append(i)
         outcomes = metric.measure([batch[i] for i in eligible]) if eligible else []
@@ -174,17 +212,29 @@ def measure_batch(batch: Sequence[Sample], metrics: Sequence[Metric], tally: Sum
             outcome = _checked(outcome)
             if isinstance(outcome, Skipped):
                 skipped[i][metric.name] = outcome.reason
-                tally.add_skip(metric.name, outcome.reason)
                 continue
             values[i].update(outcome.values)
-            tally.add_values(metric.name, outcome.values)
             if outcome.details:
                 details[i][metric.name] = outcome.details
-    tally.n_samples += len(batch)
-    return [
-        {"id": sample.id, **sample.record, "metrics": values[i], "details": details[i], "skipped": skipped[i]}
-        for i, sample in enumerate(batch)
-    ]
+    return [row_of(sample, values[i], details[i], skipped[i]) for i, sample in enumerate(batch)]
+
+
+def row_of(sample: Sample, values: dict[str, float], details: dict[str, Any], skipped: dict[str, str]) -> dict[str, Any]:
+    """One line of samples.jsonl: the record as given, then what the metrics made of it."""
+    return {"id": sample.id, **sample.record, "metrics": values, "details": details, "skipped": skipped}
+
+
+def tally_rows(tally: Summary, metrics: Sequence[Metric], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Count finished rows into the summary: each metric's columns, or its skip reason. Per column the
+    values arrive in input order, so the streaming statistics do not depend on who computed the rows."""
+    for row in rows:
+        for metric in metrics:
+            reason = row["skipped"].get(metric.name)
+            if reason is not None:
+                tally.add_skip(metric.name, reason)
+            else:
+                tally.add_values(metric.name, {c: row["metrics"][c] for c in metric.columns if c in row["metrics"]})
+    tally.n_samples += len(rows)
 
 
 def batch_size(metrics: Sequence[Metric]) -> int:
@@ -208,8 +258,10 @@ def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:
     return outcome
 
 
-def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """summary.json's content: per-column statistics, the settings behind them, and versions."""
+def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra: dict[str, Any] | None = None,
+                  judge_info: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json's content: per-column statistics, the settings behind them, and versions. `judge_info`
+    describes the judge when it ran elsewhere (in Ray actors) rather than in this process's kit."""
     summary = {
         "input": source,
         "n_samples": tally.n_samples,
@@ -220,7 +272,8 @@ def build_summary(tally: Summary, metrics: Sequence[Metric], source: str, extra:
     }
     judged = [m for m in metrics if hasattr(m, "usage")]
     if judged:
-        summary["judge"] = {**judged[0].kit.model_info(), "usage": {m.name: m.usage() for m in judged}}
+        info = judge_info if judge_info is not None else judged[0].kit.model_info()
+        summary["judge"] = {**info, "usage": {m.name: m.usage() for m in judged}}
     return summary
 
 
@@ -247,7 +300,7 @@ def _as_samples(items: Iterable[Sample | Mapping[str, Any]]) -> Iterator[Sample]
         yield sample
 
 
-def _batches(items: Iterator[Sample] | Iterable[Sample], size: int) -> Iterator[list[Sample]]:
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch

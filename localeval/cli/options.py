@@ -80,6 +80,40 @@ def interval_options(n_boot: int, what: str) -> Callable[[Command], Command]:
     return decorate
 
 
+def ray_options(command: Command) -> Command:
+    """--ray [ADDRESS] and the actor pool's shape; they arrive as **ray_* and are read by pop_ray_options."""
+    options = [
+        click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
+                     help="Score on a Ray cluster (pip install 'localeval[ray]'): ADDRESS of a running cluster "
+                          "(host:port, or auto); without it, a local Ray instance is started for the run."),
+        click.option("--ray-actors", type=click.IntRange(min=1),
+                     help="With --ray: scoring actors, each with its own judge and embedder. Default: as many as "
+                          "the nodes' CPUs (and GPUs) hold."),
+        click.option("--ray-cpus-per-actor", type=click.FloatRange(min=0, min_open=True),
+                     help="With --ray: CPUs reserved per actor (fractions allowed); the judge's threads. Default: 1."),
+        click.option("--ray-gpus-per-actor", type=click.FloatRange(min=0),
+                     help="With --ray: GPUs reserved per actor (fractions allowed, e.g. 0.5), with --gpu-layers -1. "
+                          "Default: 0."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def pop_ray_options(kwargs: dict[str, Any]) -> Any:
+    """RayOptions when --ray was given, else None (and the --ray-* options then are a mistake)."""
+    from ..distributed import RayOptions
+
+    address = kwargs.pop("ray_address")
+    shape = {name: kwargs.pop(f"ray_{name}") for name in ("actors", "cpus_per_actor", "gpus_per_actor")}
+    if address is None:
+        given = [f"--ray-{name.replace('_', '-')}" for name, value in shape.items() if value is not None]
+        if given:
+            raise click.UsageError(f"{given[0]} needs --ray")
+        return None
+    return RayOptions(address=address or None, **{k: v for k, v in shape.items() if v is not None})
+
+
 def metric_options(command: Command) -> Command:
     """One flag per metric option in the registry; the values arrive as keyword arguments by option name."""
     from ..metrics.registry import options

@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from .errors import user_errors
-from .options import judge_options, judge_settings, metric_options, pairs_callback, pop_metric_options
+from .options import (judge_options, judge_settings, metric_options, pairs_callback, pop_metric_options,
+                      pop_ray_options, ray_options)
 
 
 @click.command()
@@ -31,6 +32,7 @@ from .options import judge_options, judge_settings, metric_options, pairs_callba
 @click.option("--label-column", "label_columns", multiple=True, metavar="COLUMN=KEY",
               callback=pairs_callback("COLUMN=KEY (e.g. faithfulness=answer_faithfulness)"),
               help="With --labels: read the labels of metric COLUMN from KEY (repeatable).")
+@ray_options
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table.")
 @user_errors
 def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str | None, columns: dict[str, str],
@@ -41,6 +43,7 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
     from ..pipeline import Labelled, score_file, score_trec
     from .tables import ppi_table, summary_table
 
+    ray = pop_ray_options(kwargs)
     metric_values = pop_metric_options(kwargs)
     options = MetricOptions(judge=judge_settings(**kwargs), **metric_values)
     if run_path or qrels_path:
@@ -48,13 +51,15 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
             raise click.UsageError("use either INPUT, or --run together with --qrels")
         if labels_path:
             raise click.UsageError("--labels applies to INPUT test sets, not to --run")
+        if ray:
+            raise click.UsageError("--ray applies to INPUT test sets, not to --run")
         summary = score_trec(run_path, qrels_path, out_dir, metrics or "retrieval", options)
     elif input_path is None:
-        raise click.UsageError("give an INPUT file, or --run and --qrels")
+        raise click.UsageError("give an INPUT file, or --run and --qrels (with --ray, put INPUT before --ray)")
     else:
         labels = Labelled(labels_path, label_columns) if labels_path else None
         summary = score_file(input_path, out_dir, metrics or "classical", options, fmt, columns, labels,
-                             progress=not quiet)
+                             progress=not quiet, ray=ray)
     if not quiet:
         click.echo(summary_table(summary["metrics"]))
         if "ppi" in summary:

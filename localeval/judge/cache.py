@@ -15,7 +15,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import JudgeError, OptionError, OutputError
 from ..settings import CACHE_ENV, current
@@ -38,6 +38,11 @@ MIGRATIONS: list[str] = [
     )
     """,
 ]
+
+
+#: One stored call as a row: (key, kind, model_sha256, prompt, value JSON, stats JSON, created).
+Entry = tuple[str, str, str, str, str, str, float]
+ENTRY_COLUMNS = "key, kind, model_sha256, prompt, value, stats, created"
 
 
 def default_cache_path() -> Path:
@@ -83,12 +88,15 @@ def check_cache_path(path: Path) -> None:
 class JudgeCache:
     """Key → (value, stats of the call that computed it). Values are JSON, so they round-trip exactly."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, any_thread: bool = False) -> None:
+        """`any_thread`: the owner calls from another thread than the one that opened the cache, one call
+        at a time (a Ray actor: Ray Data builds it in one thread and runs its batches in another)."""
         self.path = Path(path) if path is not None else default_cache_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: autocommit, each INSERT is durable on return.
-            self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+            self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0,
+                                       check_same_thread=not any_thread)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
@@ -116,12 +124,43 @@ class JudgeCache:
 
     def put(self, key: str, *, kind: str, model_sha256: str, prompt: str, value: Any, stats: dict[str, Any]) -> None:
         """Store one result; `allow_nan=False` because a NaN must never be cached as an answer."""
-        self._execute(
-            "INSERT OR REPLACE INTO judge_calls (key, kind, model_sha256, prompt, value, stats, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, kind, model_sha256, prompt, json.dumps(value, ensure_ascii=False, allow_nan=False),
-             json.dumps(stats, allow_nan=False), time.time()),
-        )
+        self.put_entries([(key, kind, model_sha256, prompt, json.dumps(value, ensure_ascii=False, allow_nan=False),
+                           json.dumps(stats, allow_nan=False), time.time())])
+
+    def put_entries(self, entries: Sequence[Entry]) -> None:
+        """Store rows exactly as another cache holds them (see `Entry`), in one transaction: how entries
+        made elsewhere (a Ray actor's local cache) join this file, keys and values untouched."""
+        if not entries:
+            return
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(f"INSERT OR REPLACE INTO judge_calls ({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                     entries)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:  # a full disk or a cache made read-only mid-run: one line, as in _execute
+            raise OutputError(f"judge cache {self.path}: {exc}") from None
+
+    def export(self, target: str | Path, model_sha256: str | None = None) -> int:
+        """Copy the entries (of one model, when given) into a new cache file at `target`; return how many.
+        A consistent snapshot, taken while other processes may be writing, small enough to ship."""
+        copy = JudgeCache(target)
+        copy.close()
+        self._db.execute("ATTACH DATABASE ? AS snapshot", (str(target),))
+        try:
+            where, args = ("WHERE model_sha256 = ?", (model_sha256,)) if model_sha256 else ("", ())
+            moved = self._db.execute(
+                f"INSERT OR REPLACE INTO snapshot.judge_calls ({ENTRY_COLUMNS}) SELECT {ENTRY_COLUMNS} FROM judge_calls {where}",
+                args).rowcount
+        finally:
+            self._db.execute("DETACH DATABASE snapshot")
+        standalone = sqlite3.connect(str(target))  # out of WAL mode: the file alone then holds every entry
+        standalone.execute("PRAGMA journal_mode=DELETE")
+        standalone.close()
+        return moved
 
     def _execute(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Cursor:
         """A full disk or a cache made read-only mid-run stops the run with one line, not a traceback."""

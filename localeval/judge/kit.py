@@ -19,6 +19,7 @@ from .options import JudgeOptions
 @dataclass
 class JudgeKit:
     options: JudgeOptions = field(default_factory=JudgeOptions)
+    cache: Any = None  # a JudgeCache to use instead of the file options.cache names (see open_judge)
     _judge: Any = None
     _embedders: dict[str, Any] = field(default_factory=dict)
     _prompts: dict[tuple[str, str], Any] = field(default_factory=dict)
@@ -28,7 +29,7 @@ class JudgeKit:
         if self._judge is None:
             from .options import open_judge
 
-            self._judge = open_judge(self.options)
+            self._judge = open_judge(self.options, self.cache)
         return self._judge
 
     @property

@@ -54,14 +54,15 @@ def parallel_of(options: JudgeOptions) -> int:
     return DEFAULT_PARALLEL_GPU if options.gpu_layers != 0 else DEFAULT_PARALLEL_CPU
 
 
-def open_judge(options: JudgeOptions) -> Judge:
+def open_judge(options: JudgeOptions, cache: Any = None) -> Judge:
     """Load the judge the options name, behind the backend that runs it, with its cache: the batched engine
-    for more than one sequence in flight, the sequential backend for --parallel 1."""
+    for more than one sequence in flight, the sequential backend for --parallel 1. `cache` (a JudgeCache)
+    replaces the file options.cache names, e.g. a Ray actor's local copy that forwards its new entries."""
     from ..settings import Settings
     from .cache import JudgeCache
 
     settings = Settings.resolve(cache=options.cache, judge=options.judge)
-    cache = JudgeCache(settings.cache_path)
+    cache = cache if cache is not None else JudgeCache(settings.cache_path)
     if options.judge_url:
         return Judge(_server(options), cache)
     backend = _in_process(settings.judge, cache, n_ctx=options.n_ctx, n_threads=options.n_threads,

@@ -31,6 +31,7 @@ class AnswerRelevance(JudgeMetric):
     name = "answer_relevance"
     requires = ("answer",)
     groups = ("ragas", "judge")
+    models = ("judge", "embedder")
     options = (MetricOption("n_questions", 3, "answer_relevance: questions the judge generates from the answer.",
                             minimum=1, maximum=5),)
 

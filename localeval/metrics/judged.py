@@ -90,6 +90,9 @@ class JudgeMetric:
     #: Tells the pipeline to score in small windows (live progress, every finished window cached) rather
     #: than in the big batches cheap metrics use.
     slow = True
+    #: The models this metric loads (from the run's JudgeKit): a Ray actor loads them when it starts and a
+    #: cluster run checks every node has them before scoring.
+    models: tuple[str, ...] = ("judge",)
 
     @classmethod
     def create(cls, context: MetricContext, k: int | None) -> JudgeMetric:
@@ -107,12 +110,20 @@ class JudgeMetric:
         """Judge work of this metric over the whole run (for the summary)."""
         return rounded(self._total.as_dict()) if self._total is not None else {}
 
+    def used(self) -> CallStats:
+        """The running total behind `usage`, unrounded (a Ray actor reports its growth per batch)."""
+        return self._total if self._total is not None else CallStats()
+
+    def add_usage(self, stats: CallStats) -> None:
+        """Count judge work done elsewhere (by Ray actors) as this metric's, so the summary holds the run's."""
+        self._total = stats if self._total is None else self._total + stats
+
     def measure(self, samples: Sequence[Sample]) -> list[Outcome]:
         langs = [self.kit.lang(sample) for sample in samples]
         results = drive(lambda: self.kit.judge, [self._flow(sample, lang) for sample, lang in zip(samples, langs)])
         outcomes: list[Outcome] = []
         for (outcome, used), lang in zip(results, langs):
-            self._total = used if self._total is None else self._total + used
+            self.add_usage(used)
             if isinstance(outcome, Measurement):
                 outcome.details.update(lang=lang, judge=rounded(used.as_dict()))
             outcomes.append(outcome)

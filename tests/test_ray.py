@@ -1,0 +1,319 @@
+"""`localeval score --ray` on a real two-node Ray cluster on this machine (a head and a worker, separate
+`ray start` processes with one CPU each, so the two actors land one per node), with the real tiny judge
+and MiniLM: the files equal a single-process run's, a driver killed with SIGKILL resumes without
+repeating a judge call, a sample that kills its actor is skipped with the reason, and a node without the
+model is named in a one-line error.
+
+The expected values are never constants: they are what the single-process `localeval score` writes for
+the same input and settings (the judge is greedy and the batched engine is bit-identical to the
+sequential one, tests/test_engine.py). Seconds in the judge's per-sample stats differ run to run and are
+left out of the comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ray.data", reason="the [ray] extra is not installed")
+
+from ray_cluster import RayCluster, ray_env  # noqa: E402
+
+from localeval.distributed.actors import measure_isolated  # noqa: E402
+from localeval.metrics import Measurement  # noqa: E402
+from localeval.data.records import sample_from_record  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "resources" / "examples" / "rag_demo.jsonl"
+LOCALEVAL = str(Path(sys.executable).parent / "localeval")
+TINY = "smollm2-135m-instruct-q4_1"
+# classical + two judge metrics, one of them with the embedder: every model an actor can hold.
+METRICS = "classical,faithfulness,answer_relevance"
+# One judge sequence and one thread per actor: windows of one sample, so the 8 samples make 8 chunks.
+# Statements by sentence splitting and one generated question keep it to ~2 judge calls a sample (the
+# test is about where calls run and how their entries travel, not about those options): ~3.5 min in all.
+JUDGE_ARGS = ["--judge", TINY, "--threads", "1", "--parallel", "1", "--n-ctx", "2048",
+              "--faithfulness-statements", "sentences", "--n-questions", "1"]
+
+# A metric plugin (found through its entry point, like any plugin) whose process dies on one sample, as a
+# segfaulting native library or the kernel's OOM killer would end it, and which raises on another.
+CRASH_PLUGIN = '''
+import os
+from localeval import Measurement, register_metric
+
+
+@register_metric
+class CrashTest:
+    """Dies on the sample with id 'q3', raises on 'q5', else the answer's length."""
+
+    name = "crash_test"
+    requires = ()
+    columns = ("crash_test",)
+
+    def settings(self):
+        return {}
+
+    def measure(self, samples):
+        for s in samples:
+            if s.id == "q3":
+                os._exit(1)
+            if s.id == "q5":
+                raise ZeroDivisionError("planted")
+        return [Measurement({"crash_test": float(len(s.answer or ""))}) for s in samples]
+'''
+
+
+# ---- no cluster needed ---------------------------------------------------------------------------
+
+class Explodes:
+    """A metric with a bug on one sample: the others of its window must still be scored."""
+
+    name, requires, columns = "explodes", (), ("explodes",)
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    def measure(self, samples):
+        if any(s.id == "bad" for s in samples):
+            raise KeyError("boom")
+        return [Measurement({"explodes": 1.0}) for _ in samples]
+
+
+def test_a_sample_that_raises_is_skipped_with_the_reason_and_its_window_is_scored() -> None:
+    samples = [sample_from_record({"id": i, "question": "q?"}, "<t>", n) for n, i in enumerate(["a", "bad", "c"], 1)]
+    rows = measure_isolated(samples, [Explodes()], "n1 at 10.0.0.1 (host)")
+    assert [r["metrics"] for r in rows] == [{"explodes": 1.0}, {}, {"explodes": 1.0}]
+    assert rows[1]["skipped"] == {"explodes": "failed on node n1 at 10.0.0.1 (host): KeyError: 'boom'"}
+
+
+def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([LOCALEVAL, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def test_ray_options_are_checked_before_ray_starts(tmp_path: Path) -> None:
+    done = run(["score", str(EXAMPLE), "--ray-actors", "2", "-o", str(tmp_path / "o")])
+    assert done.returncode == 2 and "--ray-actors needs --ray" in done.stderr
+    done = run(["score", str(EXAMPLE), "--ray", "--ray-gpus-per-actor", "0.5", "-o", str(tmp_path / "o")])
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        "error: --ray-gpus-per-actor 0.5 reserves GPUs the judge would not use: add --gpu-layers -1 to offload it"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "question": "a?"}\n{"id": 2, "question": 3}\n', encoding="utf-8")
+    done = run(["score", str(bad), "--ray", "-o", str(tmp_path / "o")])
+    single = run(["score", str(bad), "-o", str(tmp_path / "o")])  # the same line as without --ray
+    assert done.returncode == single.returncode == 2 and done.stderr == single.stderr
+    assert done.stderr.strip().splitlines() == [f"error: {bad}:2: field 'question': must be a non-empty string (got a number)"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_without_ray_installed_the_error_says_how_to_get_it(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['ray'] = None; from localeval.cli import main; "
+            f"sys.argv = ['localeval', 'score', {str(EXAMPLE)!r}, '--ray', '-o', {str(tmp_path / 'o')!r}]; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["error: --ray needs Ray Data: pip install 'localeval[ray]'"]
+
+
+def test_cache_entries_travel_between_files_unchanged(tmp_path: Path) -> None:
+    from localeval.distributed.cache_flow import snapshot_bytes
+    from localeval.judge.cache import JudgeCache
+
+    with JudgeCache(tmp_path / "driver.sqlite") as driver:
+        driver.put("k1", kind="json", model_sha256="m1", prompt="p@1", value={"a": [1, "é"]}, stats={"calls": 1})
+        driver.put("k2", kind="distribution", model_sha256="m2", prompt="p@1", value=[{"yes": 0.25}, 0.5], stats={})
+    data, count = snapshot_bytes(tmp_path / "driver.sqlite", "m1")  # only the run's judge goes out
+    assert count == 1
+    (tmp_path / "actor.sqlite").write_bytes(data)
+    with JudgeCache(tmp_path / "actor.sqlite") as actor, sqlite3.connect(tmp_path / "actor.sqlite") as db:
+        assert actor.get("k1") == ({"a": [1, "é"]}, {"calls": 1}) and actor.get("k2") is None
+        rows = db.execute("SELECT key, kind, model_sha256, prompt, value, stats, created FROM judge_calls").fetchall()
+    with JudgeCache(tmp_path / "back.sqlite") as back:  # what the sink does with an actor's entries
+        back.put_entries(rows)
+        assert back.get("k1") == ({"a": [1, "é"]}, {"calls": 1}) and len(back) == 1
+
+
+def test_without_an_address_a_local_instance_is_started_and_stopped(tmp_path: Path) -> None:
+    before = raylets()
+    done = run(["score", str(EXAMPLE), "-o", str(tmp_path / "ray"), "-q", "--ray", "--ray-actors", "2"],
+               env=ray_env(secrets.token_hex(32)))
+    assert done.returncode == 0, done.stderr
+    assert run(["score", str(EXAMPLE), "-o", str(tmp_path / "single"), "-q"]).returncode == 0
+    assert (tmp_path / "ray" / "samples.jsonl").read_bytes() == (tmp_path / "single" / "samples.jsonl").read_bytes()
+    ray_summary = json.loads((tmp_path / "ray" / "summary.json").read_text(encoding="utf-8"))
+    single_summary = json.loads((tmp_path / "single" / "summary.json").read_text(encoding="utf-8"))
+    assert ray_summary["metrics"] == single_summary["metrics"] and ray_summary["ray"]["address"] == "local"
+    assert raylets() <= before  # the instance the run started is gone with it
+
+
+def raylets() -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and b"raylet" in (entry / "cmdline").read_bytes().split(b"\0")[0]:
+                found.add(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+# ---- the two-node cluster ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The crash plugin as an installed distribution (module + dist-info with its entry point)."""
+    root = tmp_path_factory.mktemp("plugin")
+    (root / "localeval_crash_test.py").write_text(CRASH_PLUGIN, encoding="utf-8")
+    info = root / "localeval_crash_test-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: localeval-crash-test\nVersion: 0.1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[localeval.metrics]\ncrash_test = localeval_crash_test:CrashTest\n",
+                                           encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def cluster(plugin: Path):
+    cluster = RayCluster()
+    path = os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])
+    try:
+        cluster.head(cpus=1, PYTHONPATH=path)
+        cluster.add_node(cpus=1, PYTHONPATH=path)
+        cluster.plugin_path = path  # type: ignore[attr-defined]
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def driver_env(cluster: RayCluster, cache: Path) -> dict[str, str]:
+    return cluster.env(PYTHONPATH=cluster.plugin_path, LOCALEVAL_CACHE=str(cache))  # type: ignore[attr-defined]
+
+
+def score_args(out: Path, *more: str) -> list[str]:
+    return ["score", str(EXAMPLE), "-m", METRICS, *JUDGE_ARGS, "-o", str(out), "-q", *more]
+
+
+def comparable(out: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """samples.jsonl without the judge's timings, and summary.json's statistics and judge identity."""
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        for detail in row["details"].values():
+            detail.pop("judge", None)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    judge = {k: v for k, v in summary["judge"].items() if k != "usage"}
+    return rows, {"metrics": summary["metrics"], "settings": summary["settings"], "n": summary["n_samples"],
+                  "judge": judge}
+
+
+def calls(out: Path) -> tuple[int, int]:
+    """(model calls, cache hits) summed over the judge metrics, from summary.json."""
+    usage = json.loads((out / "summary.json").read_text(encoding="utf-8"))["judge"]["usage"].values()
+    return sum(u["calls"] for u in usage), sum(u["cache_hits"] for u in usage)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The single-process run of the same input and settings, from an empty cache: what --ray must equal."""
+    root = tmp_path_factory.mktemp("single")
+    done = run(score_args(root / "out"), env=dict(os.environ, LOCALEVAL_CACHE=str(root / "cache.sqlite")))
+    assert done.returncode == 0, done.stderr
+    made, _ = calls(root / "out")
+    with sqlite3.connect(root / "cache.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+    # Every call of this input is stored (none is cut off), so a resumed run can find each of them.
+    assert stored == made > 0
+    return root / "out", made
+
+
+def test_cluster_run_writes_the_single_process_files(cluster: RayCluster, reference: tuple[Path, int],
+                                                     tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = run([*score_args(out), "--ray", cluster.address, "--ray-actors", "2"],
+               env=driver_env(cluster, tmp_path / "cache.sqlite"))
+    assert done.returncode == 0, done.stderr
+    assert comparable(out) == comparable(reference[0])
+    assert calls(out) == calls(reference[0])
+    ray_info = json.loads((out / "summary.json").read_text(encoding="utf-8"))["ray"]
+    assert len(ray_info["nodes"]) == 2 and sum(ray_info["nodes"].values()) == 8, ray_info  # both nodes scored
+    assert ray_info["actors"] == 2 and ray_info["lost"] == 0
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:  # the actors' entries reached the driver's cache
+        assert db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0] == reference[1]
+
+
+def test_killed_driver_resumes_without_repeating_a_judge_call(cluster: RayCluster, reference: tuple[Path, int],
+                                                              tmp_path: Path) -> None:
+    cache, out = tmp_path / "cache.sqlite", tmp_path / "out"
+    env = driver_env(cluster, cache)
+    driver = subprocess.Popen([LOCALEVAL, *score_args(out), "--ray", cluster.address, "--ray-actors", "2"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        at_kill = wait_for_entries(cache, driver, at_least=reference[1] // 3)
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=30)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert 0 < at_kill < reference[1] and not (out / "summary.json").exists()
+    done = run([*score_args(out), "--ray", cluster.address, "--ray-actors", "2"], env=env)
+    assert done.returncode == 0, done.stderr
+    assert comparable(out) == comparable(reference[0])
+    shipped = json.loads((out / "summary.json").read_text(encoding="utf-8"))["ray"]["cache"]["entries_shipped"]
+    made, hits = calls(out)
+    # Entries the restarted run found in the driver's cache (all that the killed run's actors had sent back)
+    # plus the calls it made equal the calls of an uninterrupted run: no finished call was made twice.
+    assert shipped >= at_kill and made + shipped == reference[1]
+    assert hits >= shipped
+
+
+def wait_for_entries(cache: Path, driver: subprocess.Popen[str], at_least: int, timeout: float = 400) -> int:
+    """Judge entries in the driver's cache once there are at least `at_least` (the run still going)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if driver.poll() is not None:
+            pytest.fail(f"the driver ended before it could be killed: {driver.stderr.read() if driver.stderr else ''}")
+        if cache.exists():
+            with sqlite3.connect(cache, timeout=30) as db:
+                count = db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+            if count >= at_least:
+                return count
+        time.sleep(0.2)
+    pytest.fail("no judge entries reached the driver's cache")
+
+
+def test_a_sample_that_kills_its_actor_is_retried_then_skipped_with_the_reason(cluster: RayCluster,
+                                                                               tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = run(["score", str(EXAMPLE), "-m", "mrr,crash_test", "-o", str(out), "-q", "--ray", cluster.address,
+                "--ray-actors", "2"], env=driver_env(cluster, tmp_path / "cache.sqlite"))
+    assert done.returncode == 0, done.stderr
+    rows = {row["id"]: row for row in map(json.loads, (out / "samples.jsonl").read_text(encoding="utf-8").splitlines())}
+    assert list(rows) == [f"q{i}" for i in range(1, 9)]  # input order, nothing dropped
+    assert rows["q3"]["metrics"] == {} and set(rows["q3"]["skipped"]) == {"mrr", "crash_test"}
+    assert "its Ray actor died on every attempt" in rows["q3"]["skipped"]["crash_test"]
+    assert rows["q5"]["skipped"]["crash_test"].endswith("ZeroDivisionError: planted")
+    assert "mrr" in rows["q5"]["metrics"]  # the bug of one metric costs only that metric's value there
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["metrics"]["crash_test"]["n"] == 6 and summary["ray"]["lost"] == 1
+
+
+def test_a_node_without_the_model_is_named(cluster: RayCluster, tmp_path: Path) -> None:
+    empty = tmp_path / "no-models"
+    empty.mkdir()
+    node = cluster.add_node(cpus=1, LOCALEVAL_MODELS=str(empty), PYTHONPATH=cluster.plugin_path)  # type: ignore[attr-defined]
+    try:
+        node_id = cluster.node_id(node)
+        done = run([*score_args(tmp_path / "out"), "--ray", cluster.address],
+                   env=driver_env(cluster, tmp_path / "cache.sqlite"))
+    finally:
+        cluster.stop_node(node)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: node {node_id[:8]} at ") and f"{empty}/{TINY}.gguf is missing" in line, line
+    assert not (tmp_path / "out").exists()
