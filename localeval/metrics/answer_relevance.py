@@ -30,7 +30,9 @@ class AnswerRelevance(JudgeMetric):
 
     name = "answer_relevance"
     requires = ("answer",)
-    groups = ("ragas", "judge")
+    # In `ragas` for comparability; localeval's own `judge` group leads with answer_relevance_rating,
+    # which ranks answers better on the dev pairs (README, "How accurate is the judge?").
+    groups = ("ragas",)
     models = ("judge", "embedder")
     options = (MetricOption("n_questions", 3, "answer_relevance: questions the judge generates from the answer.",
                             minimum=1, maximum=5),)
