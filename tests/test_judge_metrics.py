@@ -71,9 +71,9 @@ def test_every_judge_metric_scores_english_and_chinese(tiny_run) -> None:
         assert len(row["details"]["answer_relevance"]["questions"]) == 3
         assert sum(row["details"]["answer_relevance_rating"]["distribution"].values()) == pytest.approx(1.0, abs=1e-5)
         assert len(row["details"]["context_precision"]["useful"]) == 2
-        assert row["details"]["faithfulness"]["judge"]["calls"] >= 2
+        assert row["details"]["faithfulness"]["judge"]["calls"] >= len(statements)  # a verdict per statement
     assert result.summary["judge"]["judge_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-    assert result.summary["judge"]["usage"]["faithfulness"]["calls"] >= 4
+    assert result.summary["judge"]["usage"]["faithfulness"]["calls"] >= 2
 
 
 def test_second_run_makes_no_model_call_and_gives_identical_numbers(tiny_run) -> None:

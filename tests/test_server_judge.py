@@ -125,6 +125,7 @@ def test_score_cli_against_the_server(server: str, tmp_path: Path) -> None:
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in RECORDS[:2]), encoding="utf-8")
     args = ["score", str(data), "-m", "faithfulness,answer_relevance_rating", "--judge-url", server,
+            "--faithfulness-statements", "judge",  # statements generated under the schema: JSON through the server
             "--parallel", "2", "--n-ctx", str(N_CTX), "--cache", str(tmp_path / "c.sqlite"), "-q"]
     first = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "one")], catch_exceptions=False)
     assert first.exit_code == 0, first.output
@@ -180,7 +181,7 @@ def test_killed_server_then_resume_repeats_no_call(tmp_path: Path, monkeypatch: 
     model = find(TINY).path()
     with (tmp_path / "first.log").open("w") as log, local_server(model, n_ctx=N_CTX, threads=1, log=log) as (url, process):
         first = Recorder(monkeypatch, process, kill_after)
-        run = MetricOptions(judge=replace(judge, judge_url=url))
+        run = MetricOptions(judge=replace(judge, judge_url=url), faithfulness_statements="judge")
         if outcome == "stop":
             with pytest.raises(JudgeServerError, match=f"judge server {url} stopped answering .* resumes") as caught:
                 localeval.evaluate(RECORDS, metrics=["faithfulness"], options=run)
@@ -194,7 +195,7 @@ def test_killed_server_then_resume_repeats_no_call(tmp_path: Path, monkeypatch: 
 
     with (tmp_path / "second.log").open("w") as log, local_server(model, n_ctx=N_CTX, threads=1, log=log) as (url, _):
         second = Recorder(monkeypatch)
-        run = MetricOptions(judge=replace(judge, judge_url=url))
+        run = MetricOptions(judge=replace(judge, judge_url=url), faithfulness_statements="judge")
         result = localeval.evaluate(RECORDS, metrics=["faithfulness"], options=run)
     assert all(r["skipped"] == {} for r in result.rows)
     assert not set(first.answered) & set(second.answered)  # nothing the first server answered was asked again
