@@ -30,8 +30,8 @@ class AnswerRelevance(JudgeMetric):
 
     name = "answer_relevance"
     requires = ("answer",)
-    # In `ragas` for comparability; localeval's own `judge` group leads with answer_relevance_rating,
-    # which ranks answers better on the dev pairs (README, "How accurate is the judge?").
+    # In `ragas` for comparability; localeval's own `judge` group uses answer_relevance_rating, which asks
+    # the judge directly instead of going through generated questions and an embedder.
     groups = ("ragas",)
     models = ("judge", "embedder")
     options = (MetricOption("n_questions", 3, "answer_relevance: questions the judge generates from the answer.",
