@@ -133,8 +133,8 @@ def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
                                 options=MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"))))
     faithful, unfaithful = (r["metrics"] for r in result.rows)
     evidence = json.dumps([r["details"] for r in result.rows], indent=1)
-    # Measured: 1.0 vs 0.5 (soft 0.90 vs 0.27); the 1.5B model also writes a background statement
-    # ("Madrid is a city in Spain") that it then half-accepts, so the unfaithful answer is not 0.
+    # Measured with the answers' own sentences (the default): 1.0 vs 0.0 (soft 0.906 vs 0.114); with the
+    # judge's decomposition it was 1.0 vs 0.5 (a background statement "Madrid is a city in Spain" it half-accepts).
     assert faithful["faithfulness"] == 1.0 > unfaithful["faithfulness"], evidence
     assert faithful["faithfulness.soft"] > unfaithful["faithfulness.soft"] + 0.3, evidence
     claim = next(s for s in result.rows[1]["details"]["faithfulness"]["statements"] if "Madrid" in s["text"])
