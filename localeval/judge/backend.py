@@ -108,6 +108,19 @@ def own_tokens(found: Mapping[str, set[Any]]) -> dict[str, list[Any]]:
     return own
 
 
+def logsumexp(values: Any, shift: float | None = None) -> float:
+    """log(sum(exp(values))), computed as shift + log(sum(exp(values - shift))) so nothing overflows;
+    `shift` defaults to the largest value (a caller summing parts of one vector passes that vector's
+    maximum, so every part is shifted alike). No values: -inf, no probability mass."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return float("-inf")
+    top = values.max() if shift is None else shift
+    return float(top + np.log(np.exp(values - top).sum()))
+
+
 def prompt_too_long(name: str, n_prompt: int, n_ctx: int, max_tokens: int) -> JudgeError:
     return JudgeError(
         f"prompt '{name}' has {n_prompt} tokens but n_ctx={n_ctx} leaves room for {n_ctx - max_tokens} "

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError
 from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, JudgeBackend,
-                      Reply)
+                      Reply, logsumexp)
 from .cache import JudgeCache, make_key
 from .grammar import GRAMMAR_VERSION
 from .prompts import RenderedPrompt, validate
@@ -235,8 +235,6 @@ def _normalise(reply: DistributionReply) -> tuple[dict[str, float], float]:
     """Renormalise over the answers (a verdict is P(yes) among the answer words) and keep their mass."""
     import numpy as np
 
-    values = np.array(list(reply.log_groups.values()))
-    vmax = values.max()
-    log_answers = vmax + np.log(np.exp(values - vmax).sum())
+    log_answers = logsumexp(list(reply.log_groups.values()))
     dist = {k: float(np.exp(v - log_answers)) for k, v in reply.log_groups.items()}
     return dist, float(np.exp(log_answers - reply.log_total))

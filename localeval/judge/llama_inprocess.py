@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError, ModelError
 from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, Reply,
-                      own_tokens, prompt_too_long, spellings)
+                      logsumexp, own_tokens, prompt_too_long, spellings)
 from .grammar import strict_json_gbnf
 from .llama_server import model_params
 
@@ -113,10 +113,9 @@ class LlamaModel:
             raise JudgeError(f"judge returned non-finite logits for prompt '{call.name}'; the model file may be broken")
         ids = self.ids_for(call.groups)
         top = values.max()
-        log_total = top + np.log(np.exp(values - top).sum())
-        log_groups = {k: float(top + np.log(np.exp(values[v] - top).sum())) for k, v in ids.items()}
+        log_groups = {k: logsumexp(values[v], shift=top) for k, v in ids.items()}
         stats = CallStats(1, n_prompt, reused, 0, seconds, 0)
-        return DistributionReply(log_groups, float(log_total), stats)
+        return DistributionReply(log_groups, logsumexp(values, shift=top), stats)
 
     def is_end(self, token: int) -> bool:
         import llama_cpp

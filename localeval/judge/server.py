@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from ..errors import JudgeError, JudgeServerError, OptionError
 from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, Reply,
-                      own_tokens, prompt_too_long, spellings)
+                      logsumexp, own_tokens, prompt_too_long, spellings)
 from .http_client import JsonHttp, ServerCallError
 
 #: First-token alternatives asked for, most first: 100 (llama.cpp servers; vLLM with --max-logprobs 100),
@@ -184,7 +184,7 @@ class ServerBackend:
         top = _top_logprobs(out)
         if not top:
             raise JudgeError(f"judge server gave no top_logprobs for the first token of prompt '{call.name}'")
-        log_groups = {name: _logsumexp([lp for token, lp in top if token in words]) for name, words in texts.items()}
+        log_groups = {name: logsumexp([lp for token, lp in top if token in words]) for name, words in texts.items()}
         if all(v == -math.inf for v in log_groups.values()):
             raise JudgeError(f"none of the answer words of prompt '{call.name}' is among the server's top "
                              f"{self.top_logprobs} first tokens (it starts with {top[0][0]!r})")
@@ -378,8 +378,3 @@ def _cached(out: Mapping[str, Any]) -> int:
     return int(cached) if isinstance(cached, (int, float)) else 0
 
 
-def _logsumexp(values: Sequence[float]) -> float:
-    if not values:
-        return -math.inf
-    top = max(values)
-    return top + math.log(sum(math.exp(v - top) for v in values))
