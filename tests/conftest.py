@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -23,6 +24,18 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
         for record in records:
             handle.write((record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)) + "\n")
     return path
+
+
+def cached_calls(cache: Path) -> int:
+    """Answers stored in a judge cache so far, read while its writer runs (SQLite WAL allows it); 0 before the
+    writer has created the file or its table."""
+    if not cache.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=30) as db:
+            return db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+    except sqlite3.OperationalError:  # created but not yet migrated
+        return 0
 
 
 def make_run(path: Path, values: dict[str, list[float | None]], ids: list[str] | None = None) -> Path:

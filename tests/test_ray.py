@@ -33,6 +33,8 @@ from localeval.distributed.actors import measure_isolated  # noqa: E402
 from localeval.metrics import Measurement  # noqa: E402
 from localeval.data.records import sample_from_record  # noqa: E402
 
+from .conftest import cached_calls  # noqa: E402
+
 EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "resources" / "examples" / "rag_demo.jsonl"
 LOCALEVAL = str(Path(sys.executable).parent / "localeval")
 TINY = "smollm2-135m-instruct-q4_1"
@@ -278,11 +280,9 @@ def wait_for_entries(cache: Path, driver: subprocess.Popen[str], at_least: int, 
     while time.monotonic() < deadline:
         if driver.poll() is not None:
             pytest.fail(f"the driver ended before it could be killed: {driver.stderr.read() if driver.stderr else ''}")
-        if cache.exists():
-            with sqlite3.connect(cache, timeout=30) as db:
-                count = db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
-            if count >= at_least:
-                return count
+        count = cached_calls(cache)
+        if count >= at_least:
+            return count
         time.sleep(0.2)
     pytest.fail("no judge entries reached the driver's cache")
 

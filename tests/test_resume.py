@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from .conftest import write_jsonl
+from .conftest import cached_calls, write_jsonl
 
 TINY = "smollm2-135m-instruct-q4_1"
 METRICS = "faithfulness,context_recall"
@@ -32,17 +31,6 @@ RECORDS = [{"id": f"s{i}", "question": f"What is the capital of {country}?",
 def command(data: Path, out: Path, cache: Path) -> list[str]:
     return [sys.executable, "-m", "localeval", "score", str(data), "-o", str(out), "-m", METRICS, "--judge", TINY,
             "--threads", "1", "--n-ctx", "2048", "--cache", str(cache), "-q"]
-
-
-def cached_calls(cache: Path) -> int:
-    """Answers stored in the judge cache so far (read while the writer runs: SQLite WAL allows it)."""
-    if not cache.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as db:
-            return db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
-    except sqlite3.OperationalError:  # created but not yet migrated
-        return 0
 
 
 def usage(out: Path) -> tuple[int, int]:
