@@ -205,6 +205,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "faith-selected": {"faithfulness_evidence": "selected"},
     "faith-3way": {"faithfulness_verdict": "three-way"},
     "faith-sentences-selected": {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected"},
+    "faith-question-beside": {"faithfulness_question": "beside"},
     "faith-sentences-3way": {"faithfulness_statements": "sentences", "faithfulness_verdict": "three-way"},
     "faith-sentences-selected-3way": {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected",
                                       "faithfulness_verdict": "three-way"},

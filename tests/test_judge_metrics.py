@@ -146,6 +146,7 @@ def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
     {"faithfulness_statements": "both", "faithfulness_verdict": "three-way"},
     {"faithfulness_evidence": "selected"},
     {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected", "faithfulness_verdict": "three-way"},
+    {"faithfulness_statements": "sentences", "faithfulness_question": "beside"},
 ])
 def test_every_faithfulness_variant_runs_in_english_and_chinese(tmp_path: Path, variant: dict) -> None:
     result = localeval.evaluate(RECORDS, metrics=["faithfulness"], options=options(tmp_path / "c.sqlite", **variant))

@@ -10,12 +10,14 @@ With n statements, of which s have P ≥ 0.5:
 
 How the statements are made, what each is checked against and how the verdict is asked are options,
 each measured on the dev sets by bench/accuracy.py (README, "How accurate is the judge?"):
-statements = "sentences" (the answer's own sentences, each checked with the question beside it; the
-default: no generation, so nothing in the answer can steer how it is cut up, and on HaluEval dev it ranks
-the right answer first more often at less than half the time), "judge" (the judge's decomposition under a
-JSON schema, Ragas' way) or "both"; evidence = "context" (all passages, windowed) or
-"selected" (the few passage sentences that share most words with the statement); verdict = "two-way"
-(Yes/No) or "three-way" (Yes/No/Unknown).
+statements = "sentences" (the answer's own sentences; the default: no generation, so nothing in the
+answer can steer how it is cut up, and on HaluEval dev it ranks the right answer first more often at less
+than half the time), "judge" (the judge's decomposition under a JSON schema, Ragas' way) or "both";
+question = "none" (each sentence is checked as a claim of its own, the default) or "beside" (the question
+shown beside each sentence: a bare "1889." becomes checkable, but a small judge reads a claim that
+answers the question as more likely supported, and passed false sentences it rejects without it);
+evidence = "context" (all passages, windowed) or "selected" (the few passage sentences that share most
+words with the statement); verdict = "two-way" (Yes/No) or "three-way" (Yes/No/Unknown).
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all, every statement is unsupported. `against="reference_docs"` checks the answer against
@@ -36,6 +38,7 @@ from .steps import VERDICTS, passages_for, sentence_statements, statements_of, s
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
 EVIDENCE = ("context", "selected")
+QUESTION = ("none", "beside")
 
 
 @register_metric
@@ -52,6 +55,10 @@ class Faithfulness(JudgeMetric):
                      "sentences, the judge's decomposition (Ragas' way), or both.", choices=STATEMENTS),
         MetricOption("faithfulness_evidence", "context", "faithfulness: check each statement against all passages "
                      "or against the passage sentences most similar to it.", choices=EVIDENCE),
+        MetricOption("faithfulness_question", "none", "faithfulness: check each of the answer's own sentences "
+                     "as a claim of its own, or with the question beside it (a bare name is a claim only with "
+                     "its question, but the small judge is more lenient with it).",
+                     choices=QUESTION),
         MetricOption("faithfulness_verdict", "two-way", "faithfulness: ask Yes/No, or Yes/No/Unknown.",
                      choices=tuple(VERDICTS)),
     )
@@ -60,20 +67,23 @@ class Faithfulness(JudgeMetric):
     def create(cls, context: MetricContext, k: int | None) -> Faithfulness:
         o = context.options
         return cls(context.kit, against=o["faithfulness_against"], statements=o["faithfulness_statements"],
-                   evidence=o["faithfulness_evidence"], verdict=o["faithfulness_verdict"])
+                   evidence=o["faithfulness_evidence"], verdict=o["faithfulness_verdict"],
+                   question=o["faithfulness_question"])
 
     def __init__(self, kit: JudgeKit, against: str = "contexts", statements: str = "sentences", evidence: str = "context",
-                 verdict: str = "two-way") -> None:
-        for value, allowed in ((against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE), (verdict, tuple(VERDICTS))):
+                 verdict: str = "two-way", question: str = "none") -> None:
+        for value, allowed in ((against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE), (verdict, tuple(VERDICTS)),
+                               (question, QUESTION)):
             if value not in allowed:
                 raise ValueError(f"faithfulness option {value!r} is not one of {', '.join(allowed)}")
         super().__init__(kit)
         self.against, self.statements, self.evidence, self.verdict = against, statements, evidence, verdict
+        self.question = question
         self.requires = ("answer", against)
 
     def settings(self) -> dict[str, Any]:
         return {"against": self.against, "statements": self.statements, "evidence": self.evidence,
-                "verdict": self.verdict, **super().settings()}
+                "verdict": self.verdict, "question": self.question, **super().settings()}
 
     def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         answer = sample.answer or ""
@@ -85,7 +95,8 @@ class Faithfulness(JudgeMetric):
         passages = passages_for(sample, self.against)
         probs: list[float] = []
         windows = 0
-        for statements, question in ((decomposed, None), (own, sample.question)):
+        beside = sample.question if self.question == "beside" else None
+        for statements, question in ((decomposed, None), (own, beside)):
             if not statements:
                 continue
             if passages:
