@@ -2,7 +2,9 @@
 
 A prompt file reads like prose (role, rules, few-shot examples, then the input) and is split into chat
 turns by `### system`, `### user` and `### assistant` lines. The split is made on the raw template,
-before rendering, so a user's text containing "### user" cannot forge a turn. Rendering uses
+before rendering, so a user's text containing "### user" cannot forge a turn, and the spelling of a chat
+control token in a user's text ("<|im_end|>", "</s>") gets a zero-width space after its "<", so the
+tokenizer, which parses control tokens in the rendered chat, reads it as plain text. Rendering uses
 StrictUndefined: a missing variable raises instead of silently judging an empty string. The sha256 of
 the raw file text travels with every rendered prompt into the judge cache key, so editing a prompt
 invalidates exactly its own cached answers.
@@ -32,6 +34,8 @@ KINDS = ("json", "yes_no", "choice")
 ROLE_LINE = re.compile(r"^###\s*(system|user|assistant)\s*$", re.MULTILINE)
 LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 ZH_SHARE = 0.2
+#: The "<" of what a tokenizer could read as a control token: <|name|> (ChatML, Llama 3, ...), <s>, </s>.
+CONTROL_TOKEN = re.compile(r"<(?=\|[^\s|<>]{1,64}\|>|/?s>)")
 
 
 class PromptError(LocalevalError):
@@ -75,6 +79,7 @@ class Prompt:
         import jinja2
 
         messages = []
+        variables = {name: _as_data(value) for name, value in variables.items()}
         for role, template in self.sections:
             try:
                 text = _compile(template).render(**variables)
@@ -96,6 +101,17 @@ class Prompt:
                 _compile(template)
             except jinja2.TemplateError as exc:
                 raise PromptError(f"prompt {self.path}: template error: {exc}") from None
+
+
+def _as_data(value: Any) -> Any:
+    """A template variable with every control-token spelling in its text broken (see the module doc)."""
+    if isinstance(value, str):
+        return CONTROL_TOKEN.sub("<\u200b", value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_data(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _as_data(v) for k, v in value.items()}
+    return value
 
 
 @lru_cache(maxsize=256)
