@@ -14,8 +14,9 @@ import json
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..errors import JudgeError, OptionError, OutputError
 from ..settings import CACHE_ENV, current
@@ -117,7 +118,8 @@ class JudgeCache:
             self._db.execute("COMMIT")
 
     def get(self, key: str) -> tuple[Any, dict[str, Any]] | None:
-        row = self._execute("SELECT value, stats FROM judge_calls WHERE key = ?", (key,)).fetchone()
+        with self._failures_in_one_line():
+            row = self._db.execute("SELECT value, stats FROM judge_calls WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         return json.loads(row[0]), json.loads(row[1])
@@ -132,7 +134,7 @@ class JudgeCache:
         made elsewhere (a Ray actor's local cache) join this file, keys and values untouched."""
         if not entries:
             return
-        try:
+        with self._failures_in_one_line():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(f"INSERT OR REPLACE INTO judge_calls ({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -141,8 +143,6 @@ class JudgeCache:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
-        except sqlite3.Error as exc:  # a full disk or a cache made read-only mid-run: one line, as in _execute
-            raise OutputError(f"judge cache {self.path}: {exc}") from None
 
     def export(self, target: str | Path, model_sha256: str | None = None) -> int:
         """Copy the entries (of one model, when given) into a new cache file at `target`; return how many.
@@ -162,10 +162,11 @@ class JudgeCache:
         standalone.close()
         return moved
 
-    def _execute(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Cursor:
+    @contextmanager
+    def _failures_in_one_line(self) -> Iterator[None]:
         """A full disk or a cache made read-only mid-run stops the run with one line, not a traceback."""
         try:
-            return self._db.execute(sql, parameters)
+            yield
         except sqlite3.Error as exc:
             raise OutputError(f"judge cache {self.path}: {exc}") from None
 
