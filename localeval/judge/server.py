@@ -376,5 +376,3 @@ def _cached(out: Mapping[str, Any]) -> int:
     if cached is None and isinstance(timings, dict):
         cached = timings.get("cache_n")
     return int(cached) if isinstance(cached, (int, float)) else 0
-
-
