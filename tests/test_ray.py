@@ -227,8 +227,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     done = run(score_args(root / "out"), env=dict(os.environ, LOCALEVAL_CACHE=str(root / "cache.sqlite")))
     assert done.returncode == 0, done.stderr
     made, _ = calls(root / "out")
-    with sqlite3.connect(root / "cache.sqlite") as db:
-        stored = db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+    stored = cached_calls(root / "cache.sqlite")
     # Every call of this input is stored (none is cut off), so a resumed run can find each of them.
     assert stored == made > 0
     return root / "out", made
@@ -245,8 +244,7 @@ def test_cluster_run_writes_the_single_process_files(cluster: RayCluster, refere
     ray_info = json.loads((out / "summary.json").read_text(encoding="utf-8"))["ray"]
     assert len(ray_info["nodes"]) == 2 and sum(ray_info["nodes"].values()) == 8, ray_info  # both nodes scored
     assert ray_info["actors"] == 2 and ray_info["lost"] == 0
-    with sqlite3.connect(tmp_path / "cache.sqlite") as db:  # the actors' entries reached the driver's cache
-        assert db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0] == reference[1]
+    assert cached_calls(tmp_path / "cache.sqlite") == reference[1]  # the actors' entries reached the driver's cache
 
 
 def test_killed_driver_resumes_without_repeating_a_judge_call(cluster: RayCluster, reference: tuple[Path, int],

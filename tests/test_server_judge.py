@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
@@ -29,6 +28,8 @@ from localeval.judge.prompts import load_prompt
 from localeval.metrics import MetricOptions
 from localeval.models import find
 from test_judge import ADVERSARIAL_ANSWERS, SMALL_SCHEMA
+
+from .conftest import cached_calls
 
 TINY = "smollm2-135m-instruct-q4_1"
 N_CTX = 2048
@@ -164,11 +165,6 @@ class Recorder:
         monkeypatch.setattr(http_client.JsonHttp, "post", recorded)
 
 
-def cache_rows(path: Path) -> int:
-    with sqlite3.connect(path) as db:
-        return db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
-
-
 @pytest.mark.parametrize("kill_after, outcome", [(3, "stop"), (4, "skips")])
 def test_killed_server_then_resume_repeats_no_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    kill_after: int, outcome: str) -> None:
@@ -191,7 +187,7 @@ def test_killed_server_then_resume_repeats_no_call(tmp_path: Path, monkeypatch: 
             reasons = [r["skipped"].get("faithfulness", "") for r in result.rows]
             lost = [r for r in reasons if r.startswith(f"judge error: POST {url[:-3]}") and " failed: " in r]
             assert lost and len(lost) < len(RECORDS)  # some samples skipped with the reason, at least one scored
-    assert len(first.answered) == kill_after and cache_rows(cache) == kill_after  # every answer was cached at once
+    assert len(first.answered) == kill_after and cached_calls(cache) == kill_after  # every answer was cached at once
 
     with (tmp_path / "second.log").open("w") as log, local_server(model, n_ctx=N_CTX, threads=1, log=log) as (url, _):
         second = Recorder(monkeypatch)
@@ -200,7 +196,7 @@ def test_killed_server_then_resume_repeats_no_call(tmp_path: Path, monkeypatch: 
     assert all(r["skipped"] == {} for r in result.rows)
     assert not set(first.answered) & set(second.answered)  # nothing the first server answered was asked again
     assert len(set(second.answered)) == len(second.answered)
-    assert cache_rows(cache) == kill_after + len(second.answered)
+    assert cached_calls(cache) == kill_after + len(second.answered)
     usage = result.summary["judge"]["usage"]["faithfulness"]
     assert usage["calls"] == len(second.answered) and usage["cache_hits"] >= kill_after
     assert math.isfinite(result.means["faithfulness"])
