@@ -1,5 +1,6 @@
 """The batched engine (judge/llama_batched.py) with the real tiny judge: the same numbers as the sequential
-backend, bit for bit, whatever else shares a batch; windows, judge errors and resume inside a batch.
+backend on these fixtures, bit for bit, whatever else shares a batch; how slots share prefixes; windows,
+judge errors and resume inside a batch.
 
 Speed is measured by bench/engine_bench.py, never asserted here.
 """
@@ -79,6 +80,30 @@ def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> N
         seen.append(next(a.value for a, ask in zip(answers, asks) if ask is target))
         judge.close()
     assert seen[0] == seen[1] == seen[2]
+
+
+def test_a_cpu_decodes_a_shared_prefix_once_and_keeps_each_prompts_instructions(tmp_path: Path) -> None:
+    """On a CPU the statements of one context queue for the slot that holds it, and a later prompt takes a
+    free slot rather than overwrite it, so the next statement still finds the context; the GPU policy
+    spreads the statements over fresh slots instead."""
+    path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
+    kit = JudgeKit(JudgeOptions())
+    verify = lambda *ss: [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=s))  # noqa: E731
+                          for s in ss]
+    other = Ask.json(kit.prompt("statements", "en", question="Who?", answer="Curie was a physicist."))
+    seen = {}
+    for waiting in (True, False):
+        backend = BatchedLlamaBackend(path, sha, parallel=4, n_threads=1, share_by_waiting=waiting)
+        judge = Judge(backend, tmp_path / f"{waiting}.sqlite")
+        first = judge.ask(verify("Curie died in 1934.", "Curie was born in Paris.", "Curie won an Oscar."))
+        judge.ask([other])
+        later = judge.ask(verify("Curie won two Nobel Prizes."))[0].stats
+        seen[waiting] = [a.stats.cached_tokens for a in first], later.cached_tokens, later.prompt_tokens
+        judge.close()
+    (firsts, later, prompt), spread = seen[True], seen[False][0]
+    assert firsts[0] == 0 and min(firsts[1:]) > prompt // 2  # the context was decoded once, then shared
+    assert later > prompt // 2  # and still there after the other prompt ran
+    assert spread == [0, 0, 0]  # each in a fresh slot, decoding its whole prompt
 
 
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:

@@ -10,9 +10,12 @@ memory-bound, so N sequences cost little more than one. This backend drives llam
   sequence); a slot that finishes takes the next call at once (continuous batching);
 - a call whose prompt shares a prefix with what a slot holds (the instructions, the contexts) runs in
   that slot and reuses it: the slot's tail is dropped, as the sequential backend does, and only the
-  suffix is decoded. A call that would share a long prefix with the prompt of a busy slot waits for that
-  slot, so a context is decoded once for all the statements checked against it, while the other slots
-  work on other samples' calls;
+  suffix is decoded. On a CPU a call that would share a long prefix with the prompt of a busy slot waits
+  for that slot, so a context is decoded once for all the statements checked against it: there a prompt
+  token costs about as much in a batch as alone, and a few sequences decoding side by side cost about
+  as much as one after the other (bench/engine_bench.py), so decoding fewer tokens is the whole gain.
+  On a GPU a prompt token costs little and sequences side by side are the gain, so calls never wait:
+  each takes the idle slot with the longest shared prefix, as llama-server's slots do;
 - every decode carries, per token, its sequence id and position; the last prompt token of each call and
   every generated token request logits; JSON calls sample greedily under a grammar sampler
   of their own, distribution calls read their last logits.
@@ -27,9 +30,11 @@ its rounding — which sequences happen to share a batch would then change the n
 would not match an uninterrupted one. Measured on the tiny judge: a unified KV cache with prefixes shared
 by `llama_memory_seq_cp` moved P(yes) by up to 0.03 against the sequential backend, and so did
 llama.cpp's whole-stream copies between streams. In a stream of its own that only ever drops its tail
-and appends, a sequence's cells sit at positions 0..n-1 exactly as in the sequential backend, and the
-batched numbers are bit-identical to the sequential ones (tests/test_engine.py; bench/engine_bench.py
-checks it on hundreds of calls).
+and appends, a sequence's cells sit at positions 0..n-1 exactly as in the sequential backend, and what
+shares a batch never changes a number (tests/test_engine.py). Against the sequential backend the
+verdicts are bit-identical too (bench/engine_bench.py, 211 calls: max |ΔP| 0), but 1 of 90 generated JSON
+answers differed: llama.cpp rounds a piece decoded as a single token differently from one inside a longer
+piece, and the two backends reuse different prefixes, so a prompt's last piece can differ in length.
 """
 
 from __future__ import annotations
@@ -84,7 +89,7 @@ class BatchedLlamaBackend(LlamaModel):
     engine = "llama.cpp batched"
 
     def __init__(self, model_path: Path, model_sha256: str, *, parallel: int = 4, n_ctx: int = 4096,
-                 **options: Any) -> None:
+                 share_by_waiting: bool | None = None, **options: Any) -> None:
         import llama_cpp as lc
 
         if parallel < 1:
@@ -92,6 +97,8 @@ class BatchedLlamaBackend(LlamaModel):
         # llama-cpp-python's own context only serves tokenizing; keep it small.
         super().__init__(model_path, model_sha256, n_ctx=n_ctx, llama_n_ctx=64, **options)
         self.parallel = parallel
+        #: Whether a call waits for a busy slot holding its prefix (default: on a CPU; see the module docstring).
+        self.share_by_waiting = self.n_gpu_layers == 0 if share_by_waiting is None else share_by_waiting
         params = type(self.llm.context_params).from_buffer_copy(self.llm.context_params)  # same settings as Llama's
         params.n_ctx = n_ctx * parallel
         params.n_batch, params.n_ubatch = N_BATCH, N_UBATCH
@@ -160,7 +167,7 @@ class BatchedLlamaBackend(LlamaModel):
         while queue and any(slot.job is None for slot in self._slots):
             job = queue.popleft()
             slot, shared = self._best_idle(job.tokens)
-            if self._busy_share(job.tokens) > shared + WAIT_FOR_SHARED:
+            if self.share_by_waiting and self._busy_share(job.tokens) > shared + WAIT_FOR_SHARED:
                 waiting.append(job)
                 continue
             lc.llama_memory_seq_rm(self._mem, slot.seq, shared, -1)
@@ -171,11 +178,16 @@ class BatchedLlamaBackend(LlamaModel):
 
     def _best_idle(self, tokens: list[int]) -> tuple[_Slot, int]:
         """The idle slot holding the longest prefix of `tokens` (at most all but the last token, which must
-        be decoded for fresh logits); without one, the idle slot used least recently."""
+        be decoded for fresh logits); without one, the idle slot used least recently.
+
+        A share shorter than WAIT_FOR_SHARED (the chat template's first tokens) counts as none: taking a
+        slot for it would drop the instructions another prompt left there, which that prompt's next calls
+        (the next window's) would then decode again. Least recently used first, each prompt's instructions
+        stay in a slot of their own while there are as many slots as prompts."""
         limit = len(tokens) - 1
         idle = [slot for slot in self._slots if slot.job is None]
         shares = [_common_prefix(slot.kv, tokens, limit) for slot in idle]
-        best = max(range(len(idle)), key=lambda i: (shares[i], -idle[i].used))
+        best = max(range(len(idle)), key=lambda i: (shares[i] if shares[i] >= WAIT_FOR_SHARED else 0, -idle[i].used))
         return idle[best], shares[best]
 
     def _busy_share(self, tokens: list[int]) -> int:
