@@ -9,6 +9,7 @@ Then every judge call the settings have in common is compared between their cach
 
     .venv/bin/python bench/engine_bench.py                          # --parallel 1 vs the default, 24 rows
     .venv/bin/python bench/engine_bench.py --parallel 1,2,4,8 --rows 24
+    .venv/bin/python bench/engine_bench.py --parallel 1,4 --rows 60 --no-ceiling --tag rows60   # 200+ calls compared
     .venv/bin/python bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 200   # on a GPU
 
 Run it on a quiet machine: two llama.cpp processes on two cores slow each other about tenfold. Results
@@ -36,6 +37,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from llama_ceiling import ceiling  # noqa: E402
 
 from localeval import JudgeOptions, MetricOptions, evaluate  # noqa: E402
+from localeval.embed import choose, load_embedder  # noqa: E402
 from localeval.judge.options import parallel_of  # noqa: E402
 from localeval.settings import physical_cores  # noqa: E402
 
@@ -117,11 +119,14 @@ def main() -> None:
     parser.add_argument("--gpu-layers", type=int, default=0)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
+    parser.add_argument("--tag", default="", help="suffix of the results file name")
     args = parser.parse_args()
     default = parallel_of(JudgeOptions(gpu_layers=args.gpu_layers))
     settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
     samples = rows(args.rows)
     limit = None if args.no_ceiling or args.gpu_layers else ceiling(args.judge, n_ctx=args.n_ctx, threads=args.threads)
+    # sentence-transformers' first import (~13 s) would otherwise fall in the first setting's clock alone.
+    load_embedder(choose(None, "en"))
     results, caches = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for parallel in settings:
@@ -148,7 +153,7 @@ def main() -> None:
     print("\n".join(lines))
     print(json.dumps(agreement, indent=1))
     where = device(args.gpu_layers)
-    out = REPO / "bench" / "results" / f"engine-{date.today()}-{args.judge or 'default'}-{where.replace(' ', '_')}.json"
+    out = REPO / "bench" / "results" / f"engine-{date.today()}-{args.judge or 'default'}-{where.replace(' ', '_')}{'-' + args.tag if args.tag else ''}.json"
     out.write_text(json.dumps({"args": vars(args), "device": where, "machine": platform.platform(), "ceiling": limit,
                                "results": results, "agreement_with_parallel_%d" % base: agreement,
                                "table": "\n".join(lines)}, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,96 @@
+"""What one llama_decode costs by its shape, in the batched engine's own context: n tokens of one sequence,
+and one token each of k sequences (what k slots generating side by side decode per step).
+
+This is what the batched engine's scheduling rests on (judge/llama_batched.py): where k sequences of one
+token cost about k times one, generating side by side gains nothing and decoding fewer prompt tokens is
+the whole gain; where they cost about one (a GPU), side by side is the gain.
+
+    .venv/bin/python bench/decode_cost.py                      # the default judge, this machine's cores
+    .venv/bin/python bench/decode_cost.py --gpu-layers -1      # on a GPU
+
+Run it on a quiet machine. Results go to bench/results/decode-cost-<date>-<judge>-<device>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from engine_bench import device  # noqa: E402
+from llama_ceiling import FILLER  # noqa: E402
+
+from localeval.judge.llama_batched import BatchedLlamaBackend  # noqa: E402
+from localeval import models  # noqa: E402
+from localeval.settings import physical_cores  # noqa: E402
+
+PREFIX = 100  # tokens already in each sequence's KV, as after a prompt
+
+
+def main() -> None:
+    import llama_cpp as lc
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judge", default=None)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--gpu-layers", type=int, default=0)
+    parser.add_argument("--sequences", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    spec = models.find(args.judge, "judge") if args.judge else models.default("judge")
+    backend = BatchedLlamaBackend(models.resolve(spec.name, "judge"), spec.sha256, parallel=args.sequences,
+                                  n_threads=args.threads or physical_cores(), n_gpu_layers=args.gpu_layers)
+    tokens = backend.tokens(FILLER * 40)[: PREFIX + 64]
+    ctx, mem, batch = backend._ctx, backend._mem, backend._batch  # noqa: SLF001 (a bench of the engine's own context)
+
+    def decode(entries: list[tuple[int, int]]) -> float:
+        """Best-of-repeats seconds for (sequence, position) entries decoded after each sequence's prefix."""
+        best = float("inf")
+        for _ in range(args.repeats):
+            for seq in range(args.sequences):
+                lc.llama_memory_seq_rm(mem, seq, PREFIX, -1)
+            for i, (seq, position) in enumerate(entries):
+                backend._put(i, tokens[position], position, seq, True)  # noqa: SLF001
+            batch.n_tokens = len(entries)
+            started = time.perf_counter()
+            if lc.llama_decode(ctx, batch) != 0:
+                raise SystemExit("llama_decode failed")
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    for seq in range(args.sequences):
+        for i in range(PREFIX):
+            backend._put(i, tokens[i], i, seq, False)  # noqa: SLF001
+        batch.n_tokens = PREFIX
+        lc.llama_decode(ctx, batch)
+    rows: list[dict[str, Any]] = []
+    for n in (1, 2, 4, 8, 16, 32, 64):
+        seconds = decode([(0, PREFIX + i) for i in range(n)])
+        rows.append({"shape": f"1 sequence x {n} token{'s' if n > 1 else ''}", "tokens": n, "ms": round(1000 * seconds, 1),
+                     "ms_per_token": round(1000 * seconds / n, 1)})
+    for k in sorted({1, 2, 4, args.sequences}):
+        seconds = decode([(seq, PREFIX) for seq in range(k)])
+        rows.append({"shape": f"{k} sequence{'s' if k > 1 else ''} x 1 token", "tokens": k, "ms": round(1000 * seconds, 1),
+                     "ms_per_token": round(1000 * seconds / k, 1)})
+    backend.close()
+    lines = ["| shape | ms | ms per token |", "|---|---|---|"]
+    lines += [f"| {r['shape']} | {r['ms']} | {r['ms_per_token']} |" for r in rows]
+    print("\n".join(lines))
+    where = device(args.gpu_layers)
+    out = REPO / "bench" / "results" / f"decode-cost-{date.today()}-{args.judge or 'default'}-{where.replace(' ', '_')}.json"
+    out.write_text(json.dumps({"args": vars(args), "device": where, "machine": platform.platform(), "rows": rows,
+                               "table": "\n".join(lines)}, indent=1) + "\n", encoding="utf-8")
+    print(f"results in {out}")
+
+
+if __name__ == "__main__":
+    main()
