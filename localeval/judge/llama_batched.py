@@ -13,7 +13,7 @@ memory-bound, so N sequences cost little more than one. This backend drives llam
   suffix is decoded. On a CPU a call that would share a long prefix with the prompt of a busy slot waits
   for that slot, so a context is decoded once for all the statements checked against it: there a prompt
   token costs about as much in a batch as alone, and a few sequences decoding side by side cost about
-  as much as one after the other (bench/engine_bench.py), so decoding fewer tokens is the whole gain.
+  as much as one after the other (bench/decode_cost.py), so decoding fewer tokens is the whole gain.
   On a GPU a prompt token costs little and sequences side by side are the gain, so calls never wait:
   each takes the idle slot with the longest shared prefix, as llama-server's slots do;
 - every decode carries, per token, its sequence id and position; the last prompt token of each call and
@@ -53,7 +53,7 @@ from .grammar import strict_json_gbnf
 from .llama_inprocess import JsonDecoding, LlamaModel
 
 #: A call waits for a busy slot when that slot's prompt shares this many more tokens with it than any idle
-#: slot holds.
+#: slot holds (on a CPU); and a shorter share with an idle slot counts as none when choosing one.
 WAIT_FOR_SHARED = 32
 #: Tokens per llama_decode call (llama.cpp splits it further into micro-batches of N_UBATCH).
 N_BATCH = 2048
