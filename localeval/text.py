@@ -27,7 +27,21 @@ def count_cjk_letters(text: str) -> int:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of English or Chinese text, stripped, empty ones dropped."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where each of `split_sentences`' sentences lies in `text` (start, end), for cutting some out in place."""
+    spans, position = [], 0
+    for end in [*_SENTENCE_END.finditer(text), None]:
+        stop = end.start() if end else len(text)
+        piece = text[position:stop]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((position + lead, position + len(piece.rstrip())))
+        if end:
+            position = end.end()
+    return spans
 
 
 def join_sentences(left: str, right: str) -> str:

@@ -4,8 +4,9 @@ A prompt file reads like prose (role, rules, few-shot examples, then the input) 
 turns by `### system`, `### user` and `### assistant` lines. The split is made on the raw template,
 before rendering, so a user's text containing "### user" cannot forge a turn, and the spelling of a chat
 control token in a user's text ("<|im_end|>", "</s>") gets a zero-width space after its "<", so the
-tokenizer, which parses control tokens in the rendered chat, reads it as plain text. Rendering uses
-StrictUndefined: a missing variable raises instead of silently judging an empty string. The sha256 of
+tokenizer, which parses control tokens in the rendered chat, reads it as plain text. In the variables
+that hold a user's answer or passages (UNTRUSTED), text aimed at the judge is cut out first
+(injection.py). Rendering uses StrictUndefined: a missing variable raises instead of silently judging an empty string. The sha256 of
 the raw file text travels with every rendered prompt into the judge cache key, so editing a prompt
 invalidates exactly its own cached answers.
 
@@ -29,11 +30,15 @@ from ..files import read_text
 from ..strict_json import parse_json
 from ..resources import prompts_dir as packaged_prompts_dir
 from ..text import CJK
+from .injection import screen
 LANGS = ("en", "zh")
 KINDS = ("json", "yes_no", "choice")
 ROLE_LINE = re.compile(r"^###\s*(system|user|assistant)\s*$", re.MULTILINE)
 LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 ZH_SHARE = 0.2
+#: Template variables that hold a user's answer or passages (or text cut from them): screened before
+#: rendering. The question is the test set author's own text ("Answer yes or no: ..." is a fair question).
+UNTRUSTED = frozenset({"answer", "target", "context", "passage", "passages", "sentence", "sentences", "statement"})
 #: The "<" of what a tokenizer could read as a control token: <|name|> (ChatML, Llama 3, ...), <s>, </s>.
 CONTROL_TOKEN = re.compile(r"<(?=\|[^\s|<>]{1,64}\|>|/?s>)")
 
@@ -79,7 +84,7 @@ class Prompt:
         import jinja2
 
         messages = []
-        variables = {name: _as_data(value) for name, value in variables.items()}
+        variables = {name: _as_data(value, name in UNTRUSTED) for name, value in variables.items()}
         for role, template in self.sections:
             try:
                 text = _compile(template).render(**variables)
@@ -103,14 +108,15 @@ class Prompt:
                 raise PromptError(f"prompt {self.path}: template error: {exc}") from None
 
 
-def _as_data(value: Any) -> Any:
-    """A template variable with every control-token spelling in its text broken (see the module doc)."""
+def _as_data(value: Any, untrusted: bool) -> Any:
+    """A template variable with every control-token spelling in its text broken and, when it holds a
+    user's answer or passages, text aimed at the judge screened out (see the module doc)."""
     if isinstance(value, str):
-        return CONTROL_TOKEN.sub("<\u200b", value)
+        return CONTROL_TOKEN.sub("<\u200b", screen(value).text if untrusted else value)
     if isinstance(value, (list, tuple)):
-        return type(value)(_as_data(v) for v in value)
+        return type(value)(_as_data(v, untrusted) for v in value)
     if isinstance(value, dict):
-        return {k: _as_data(v) for k, v in value.items()}
+        return {k: _as_data(v, untrusted) for k, v in value.items()}
     return value
 
 

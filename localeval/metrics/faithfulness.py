@@ -19,6 +19,10 @@ answers the question as more likely supported, and passed false sentences it rej
 evidence = "context" (all passages, windowed) or "selected" (the few passage sentences that share most
 words with the statement); verdict = "two-way" (Yes/No) or "three-way" (Yes/No/Unknown).
 
+Text aimed at the judge (an order to answer Yes, a forged chat turn, ...: judge/injection.py) is cut
+from the answer before it is split, so it never becomes a statement, and from the passages when the
+prompt is rendered; both cuts are listed in the details under "aimed_at_judge".
+
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all, every statement is unsupported. `against="reference_docs"` checks the answer against
 the ground-truth documents instead of the retrieved contexts (seed 004's variant).
@@ -29,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..data.records import Sample
+from ..judge.injection import screen
 from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
 from .judged import THRESHOLD, Flow, JudgeMetric
@@ -86,12 +91,14 @@ class Faithfulness(JudgeMetric):
                 "verdict": self.verdict, "question": self.question, **super().settings()}
 
     def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        answer = sample.answer or ""
+        screened = screen(sample.answer or "")
+        answer = screened.text
         decomposed = (yield from statements_of(self.kit, lang, sample.question, answer)) if self.statements != "sentences" else []
         own = sentence_statements(answer) if self.statements != "judge" else []
         own = [s for s in own if s not in decomposed]
         if not decomposed and not own:
-            return Skipped("no checkable statement in the answer")
+            return Skipped("the answer has only text aimed at the judge" if screened.removed
+                           else "no checkable statement in the answer")
         passages = passages_for(sample, self.against)
         probs: list[float] = []
         windows = 0
@@ -107,9 +114,13 @@ class Faithfulness(JudgeMetric):
                 probs += [0.0] * len(statements)
         texts = decomposed + own
         supported = [p >= THRESHOLD for p in probs]
+        details: dict[str, Any] = {
+            "statements": [{"text": t, "p": round(p, 6), "supported": ok} for t, p, ok in zip(texts, probs, supported)],
+            "against": self.against, "windows": windows}
+        cut = {"answer": list(screened.removed),
+               self.against: [r for passage in passages for r in screen(passage.text).removed]}
+        if any(cut.values()):
+            details["aimed_at_judge"] = {where: removed for where, removed in cut.items() if removed}
         return Measurement(
             {"faithfulness": sum(supported) / len(texts), "faithfulness.soft": sum(probs) / len(probs),
-             "faithfulness.min": min(probs)},
-            {"statements": [{"text": t, "p": round(p, 6), "supported": ok} for t, p, ok in zip(texts, probs, supported)],
-             "against": self.against, "windows": windows},
-        )
+             "faithfulness.min": min(probs)}, details)
