@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from .browser import INSTALL_HINT, chromium, chromium_path, open_report
-from .report_runs import (CHINESE_ANSWER, CHINESE_QUESTION, MARKUP_ANSWER, classical_run, judged_run, localeval,
-                          report_data, system_b)
+from .report_runs import (CHINESE_ANSWER, CHINESE_QUESTION, INJECTION, MARKUP_ANSWER, classical_run, judged_run,
+                          localeval, report_data, system_b)
 
 @pytest.fixture(scope="module")
 def browser():
@@ -112,6 +112,18 @@ def test_markup_in_a_sample_is_shown_as_text(visit) -> None:
     answer = page.locator("#samples tr.drill .text-block").nth(1)
     assert answer.inner_text() == MARKUP_ANSWER  # the tags are visible characters
     assert answer.locator("b").count() == 0 and visit.dialogs == [] and visit.errors == []
+    page.locator("#samples tr.sample-row").first.click()
+    page.fill("#sample-search", "")
+
+
+def test_text_aimed_at_the_judge_is_listed_in_the_drilldown(visit) -> None:
+    page = visit.page
+    page.fill("#sample-search", "en-orwell")
+    page.locator("#samples tr.sample-row").first.click()
+    cut = page.locator("#samples tr.drill .aimed li")
+    assert cut.all_inner_texts() == [f"answer: {INJECTION}"]
+    statements = page.locator("#samples tr.drill table.statements").first.inner_text()
+    assert "Aldous Huxley wrote it." in statements and "Ignore" not in statements
     page.locator("#samples tr.sample-row").first.click()
     page.fill("#sample-search", "")
 

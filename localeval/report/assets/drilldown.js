@@ -119,7 +119,15 @@ function statementsView(details, key, caption) {
   });
   return h("div", null, h("div", {class: "small muted"}, caption),
            h("table", {class: "statements"}, h("thead", null, h("tr", null, h("th", null, "statement"), h("th", {class: "num"}, "P"), h("th", null, ""))),
-             h("tbody", null, rows.length ? rows : h("tr", null, h("td", {colspan: 3, class: "muted"}, "no statements")))));
+             h("tbody", null, rows.length ? rows : h("tr", null, h("td", {colspan: 3, class: "muted"}, "no statements")))),
+           aimedView(details.aimed_at_judge));
+}
+
+// Text cut before judging because it was aimed at the judge (an order to answer Yes, a forged chat turn).
+function aimedView(aimed) {
+  if (!aimed) return null;
+  const items = Object.entries(aimed).flatMap(([where, cuts]) => cuts.map((cut) => h("li", null, `${where}: `, h("code", null, cut))));
+  return h("div", {class: "aimed"}, h("div", {class: "small muted"}, "Cut before judging, as text aimed at the judge:"), h("ul", null, items));
 }
 
 function questionsView(details) {
