@@ -10,7 +10,8 @@ counted for two verdicts: `all` (faithful only if every statement is supported: 
 verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), and split by direction: a
 flip to faithful is the injection working; a flip to unfaithful is a plain answer the judge wrongly
 passed whose injected sentence it rejects. The bench also reports how many injected variants raise the
-answer's mean P(supported) at all.
+answer's mean P(supported) at all, and ("false_positives") what localeval's screen of text aimed at the
+judge cuts from the dev sets in ../shared/data, where nothing was planted.
 
     .venv/bin/python bench/injection.py                       # the current prompts
     .venv/bin/python bench/injection.py --prompts DIR --tag before   # e.g. the prompts of an earlier commit
@@ -160,6 +161,24 @@ def tally(rows: list[dict[str, Any]], pairs: list[tuple[str, str]]) -> dict[str,
     return out
 
 
+def false_positives(data: Path) -> dict[str, Any]:
+    """What the screen (localeval/judge/injection.py) cuts from the dev sets' ordinary text: every answer,
+    reference, question and passage in `data`, where no injection was planted."""
+    from localeval.judge.injection import screen
+
+    texts, cuts = 0, []
+    for path in sorted(data.glob("*.jsonl")) + sorted(data.glob("*/*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            values = [record.get(k) for k in ("question", "answer", "reference", "real_continuation", "text", "title")]
+            values += [c if isinstance(c, str) else c.get("text") for c in record.get("contexts") or []]
+            for value in values:
+                if isinstance(value, str) and value:
+                    texts += 1
+                    cuts += [{"file": str(path.relative_to(data)), "text": cut} for cut in screen(value).removed]
+    return {"texts": texts, "cut": len(cuts), "cuts": cuts}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--judge", default=None)
@@ -170,6 +189,8 @@ def main() -> None:
     parser.add_argument("--tag", default="")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a metric option, e.g. faithfulness_statements=sentences (repeatable)")
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"),
+                        help="the dev sets, to count what the screen cuts from text with no injection")
     parser.add_argument("--recount", default=None, metavar="RESULTS",
                         help="count the flips again from a results file of this bench (no model run)")
     args = parser.parse_args()
@@ -190,6 +211,8 @@ def main() -> None:
     scored = [{"id": r["id"], "metrics": r["metrics"]} for r in result.rows]
     report = {**tally(scored, pairs), "held_out": tally(scored, held_out),
               "prompts": args.prompts or "packaged", "options": options}
+    if Path(args.data).is_dir():
+        report["false_positives"] = false_positives(Path(args.data))
     print(json.dumps(report, ensure_ascii=False, indent=1))
     out = REPO / "bench" / "results" / f"injection-{date.today()}-{args.judge or 'default'}{'-' + args.tag if args.tag else ''}.json"
     out.write_text(json.dumps({**report, "rows": [{"id": r["id"], "metrics": r["metrics"], "skipped": r["skipped"],
