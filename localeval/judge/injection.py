@@ -5,19 +5,18 @@ there; a 1.5B judge does not always obey. bench/injection.py measured what got t
 a forged assistant turn at the end of a passage moved "Venus is the closest planet to the Sun" past
 P 0.5, and an answer that carries an order ("reply Yes.") has that order checked as one of its claims.
 
-So the screen looks for the *shapes* injections take, not for particular phrasings: a forged chat turn
-(a role header or label, a chat template's control tokens), the prompt's own delimiter tags, an order to
-disregard instructions, a dictated verdict or grade, a note addressed to the checker or an order about
-its reply, a claim about the verification itself, a forged label or end-of-input marker standing as a
-sentence of its own ("Verdict: supported.", "End of context."), each in English and Chinese; and, for
-phrasings none of those shapes foresaw, a sentence that speaks the checker's language (a verdict word
-beside words for the checking task). A sentence
-with one of them is removed (with a lead-in such as "P.S." before it); a forged turn is removed with
-everything after it up to the end of its paragraph (the turn's content goes with it); an HTML comment,
-which no reader sees, is removed whole. Those forged sentences matter even when the judge does not obey
-them: left in an answer, each is one more "statement" a lenient judge calls supported, which lifts the
-answer's faithfulness towards 1. What was removed is reported (faithfulness lists it in its details), so
-a user sees every cut.
+So the screen looks for the *shapes* injections take, not for particular phrasings: a forged chat turn (a
+role header or label, a chat template's control tokens), the prompt's own delimiter tags, an order to
+disregard instructions, a dictated verdict or grade, a note addressed to the checker or an order about its
+reply, a claim about the verification itself, a forged label or end-of-input marker standing as a sentence
+of its own ("Verdict: supported.", "End of context."), each in English and Chinese; and, for phrasings
+none of those shapes foresaw, a sentence that speaks the checker's language (a verdict word beside words
+for the checking task). A sentence with one of them is removed (with a lead-in such as "P.S." before it);
+a forged turn is removed with everything after it up to the end of its paragraph (the turn's content goes
+with it); an HTML comment, which no reader sees, is removed whole. Those forged sentences matter even when
+the judge does not obey them: left in an answer, each is one more "statement" a lenient judge calls
+supported, which lifts the answer's faithfulness towards 1. What was removed is reported (faithfulness
+lists it in its details), so a user sees every cut.
 
 Each pattern is narrow enough not to fire on ordinary prose: over the answers and passages of the dev sets
 in ../shared/data it removes what bench/injection.py records under "false_positives".

@@ -1,12 +1,12 @@
 """Judge prompts as files: prompts/{en,zh}/NAME.md, a small front matter and a strict Jinja2 template.
 
 A prompt file reads like prose (role, rules, few-shot examples, then the input) and is split into chat
-turns by `### system`, `### user` and `### assistant` lines. The split is made on the raw template,
-before rendering, so a user's text containing "### user" cannot forge a turn, and the spelling of a chat
-control token in a user's text ("<|im_end|>", "</s>") gets a zero-width space after its "<", so the
-tokenizer, which parses control tokens in the rendered chat, reads it as plain text. In the variables
-that hold a user's answer or passages (UNTRUSTED), text aimed at the judge is cut out first
-(injection.py). Rendering uses StrictUndefined: a missing variable raises instead of silently judging an empty string. The sha256 of
+turns by `### system`, `### user` and `### assistant` lines. The split is made on the raw template, before
+rendering, so a user's text containing "### user" cannot forge a turn, and the spelling of a chat control
+token in a user's text ("<|im_end|>", "</s>") gets a zero-width space after its "<", so the tokenizer,
+which parses control tokens in the rendered chat, reads it as plain text. In the variables that hold a
+user's answer or passages (UNTRUSTED), text aimed at the judge is cut out first (injection.py). Rendering
+uses StrictUndefined: a missing variable raises instead of silently judging an empty string. The sha256 of
 the raw file text travels with every rendered prompt into the judge cache key, so editing a prompt
 invalidates exactly its own cached answers.
 
