@@ -155,20 +155,24 @@ def _aimed(sentence: str) -> bool:
     return AIMED.search(sentence) is not None or _speaks_the_checkers_language(sentence)
 
 
+def _inside(position: int, cuts: list[tuple[int, int]]) -> bool:
+    return any(start <= position < end for start, end in cuts)
+
+
 @lru_cache(maxsize=4096)
 def screen(text: str) -> Screened:
     """`text` with every forged turn (to its paragraph's end) and every aimed sentence cut out."""
     cuts: list[tuple[int, int]] = [hidden.span() for hidden in HIDDEN.finditer(text)]
     for turn in FORGED_TURN.finditer(text):
-        if cuts and turn.start() < cuts[-1][1]:
+        if _inside(turn.start(), cuts):
             continue
         end = _PARAGRAPH_END.search(text, turn.end())
         cuts.append((turn.start(), end.start() if end else len(text)))
     spans = sentence_spans(text)
     for i, (start, end) in enumerate(spans):
-        if not any(a <= start < b for a, b in cuts) and _aimed(text[start:end]):
+        if not _inside(start, cuts) and _aimed(text[start:end]):
             before = spans[i - 1] if i else None
-            if before and _LEAD_IN.match(text[before[0]:before[1]]) and not any(a <= before[0] < b for a, b in cuts):
+            if before and _LEAD_IN.match(text[before[0]:before[1]]) and not _inside(before[0], cuts):
                 start = before[0]
             cuts.append((start, end))
     if not cuts:
