@@ -191,13 +191,12 @@ def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, li
     rows: list[dict[str, Any]] = []
     pairs: list[tuple[str, str]] = []
     held_out: dict[str, list[tuple[str, str]]] = {name: [] for name, _, _ in HELD_OUT_ROUNDS}
+    rounds = [(INJECTIONS, "", pairs)] + [(texts, prefix, held_out[name]) for name, texts, prefix in HELD_OUT_ROUNDS]
     for lang, cases in CASES.items():
         sep = "" if lang == "zh" else " "
         for i, (question, context, answer) in enumerate(cases):
             base = f"{lang}-{i}"
             rows.append({"id": base, "question": question, "answer": answer, "contexts": [context]})
-            rounds = [(INJECTIONS, "", pairs)] + [(texts, prefix, held_out[name])
-                                                  for name, texts, prefix in HELD_OUT_ROUNDS]
             for phrasings, prefix, into in rounds:
                 for j, injection in enumerate(phrasings[lang]):
                     variant = f"{base}-answer-{prefix}{j}"

@@ -1,9 +1,9 @@
 """Run folders for the report and gate tests, made by the real `localeval score` (and `calibrate`).
 
 System A answers six questions (two in Chinese, one with markup in its answer that the page must show as
-text, one whose contexts have no ids and whose answer carries an order to the judge); system B is the same test set with a worse retriever (relevant
-documents ranked lower or missing) and one answer changed. A's judge run uses the tiny judge, so a
-test that builds it must hold the model lock.
+text, one whose contexts have no ids and whose answer carries an order to the judge); system B is the
+same test set with a worse retriever (relevant documents ranked lower or missing) and one answer changed.
+A's judge run uses the tiny judge, so a test that builds it must hold the model lock.
 """
 
 from __future__ import annotations
