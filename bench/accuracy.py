@@ -10,7 +10,8 @@ tokens per sample beside it, so a method is chosen for its accuracy *and* its co
   UHGEval news lead with the first sentence of its real continuation vs that of another article).
 - Labelled rows (balanced accuracy at the 0.5 threshold, AUROC): FaithBench (faithful = not
   `is_hallucinated_majority`), RGB-zh passage relevance (a query with one of its qrels passages, or with
-  a non-relevant passage that shares the most words with it), Cranfield passage relevance (a query with
+  a non-relevant passage that shares the most words with it; `rgb-zh-passages-heldout`: the same built from
+  queries outside the first 100, to check a prompt chosen on those), Cranfield passage relevance (a query with
   a document judged relevant with grade >= 3, or an unjudged document that shares the most words).
 
 Every row set is a seeded slice (--limit pairs or rows per set). Agreement runs share one judge cache
@@ -185,6 +186,17 @@ def rgb_zh(limit: int, seed: int) -> DevSet:
                         "query with a qrels passage (1) or the most word-sharing unjudged passage (0)")
 
 
+def rgb_zh_heldout(limit: int, seed: int) -> DevSet:
+    """Queries that `rgb-zh-passages` at --limit 100 never shows: prompts are chosen on that slice and
+    checked here."""
+    chosen = {s["question"] for s in rgb_zh(100, seed).samples}
+    every = rgb_zh(300, seed)
+    samples = [s for s in every.samples if s["question"] not in chosen][:limit]
+    return DevSet("rgb-zh-passages-heldout", "zh", every.metrics, samples,
+                  labels={s["id"]: every.labels[s["id"]] for s in samples},
+                  note="the rgb-zh-passages rows of queries outside its first 100 (the slice prompts were chosen on)")
+
+
 def cranfield(limit: int, seed: int) -> DevSet:
     queries, corpus, qrels = _collection(DATA / "cranfield")
     return _passage_set("cranfield-passages", "en", queries, corpus, qrels, 3, limit, seed,
@@ -193,7 +205,8 @@ def cranfield(limit: int, seed: int) -> DevSet:
 
 SETS: dict[str, Callable[[int, int], DevSet]] = {
     "halueval": halueval, "uhgeval": uhgeval, "relevance-en": relevance_en, "relevance-zh": relevance_zh,
-    "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "cranfield-passages": cranfield,
+    "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
+    "cranfield-passages": cranfield,
 }
 
 # ---- method variants: metric option values (each run through localeval as a user would) -------------
@@ -272,13 +285,14 @@ def score(samples: list[dict[str, Any]], metric: str, variant: dict[str, Any], j
 
 def measure(dev: DevSet, metric: str, variant_name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     variant = variant_options(variant_name)
-    judge = JudgeOptions(judge=args.judge, cache=args.cache, n_threads=args.threads, seed=0, parallel=args.parallel)
+    judge = JudgeOptions(judge=args.judge, cache=args.cache, n_threads=args.threads, seed=0, parallel=args.parallel,
+                         prompts_dir=args.prompts)
     result, _ = score(dev.samples, metric, variant, judge)
     timing: dict[str, Any] = {}
     if args.timing:
         with tempfile.TemporaryDirectory() as tmp:
             fresh = JudgeOptions(judge=args.judge, cache=str(Path(tmp) / "t.sqlite"), n_threads=args.threads, seed=0,
-                                 parallel=args.parallel)
+                                 parallel=args.parallel, prompts_dir=args.prompts)
             timed, seconds = score(dev.samples[: args.timing], metric, variant, fresh)
         usage = timed.summary.get("judge", {}).get("usage", {}).get(metric, {})
         n = len(timed.rows)
@@ -325,6 +339,8 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=None, help="sequences in flight (the judge's default if unset)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", default=str(REPO / ".localeval-cache" / "accuracy.sqlite"))
+    parser.add_argument("--prompts", default=None, help="a prompts folder to use instead of the packaged prompts "
+                        "(e.g. an earlier commit's, for a before figure)")
     parser.add_argument("--tag", default="", help="suffix of the results file name")
     args = parser.parse_args()
     wanted = set(args.metrics.split(",")) if args.metrics else None

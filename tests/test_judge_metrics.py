@@ -173,6 +173,28 @@ def test_sentence_and_passage_relevance_probabilities_run_in_english_and_chinese
         assert row["metrics"]["passage_relevance"] == pytest.approx(sum(p["p"] for p in passages) / 2, abs=1e-5)
 
 
+def test_default_judge_ranks_the_passage_with_the_answer_above_one_on_the_same_topic(tmp_path: Path) -> None:
+    """passage_relevance with the 1.5B judge, English and Chinese: the passage that answers the question
+    beats a passage about the same film that does not (the hard case: a topical match)."""
+    cases = [("Who directed the film The Silent Harbor?",
+              "The Silent Harbor is a 2019 drama directed by Lena Marsh. It follows a fisherman who hides a "
+              "stranger during a storm.",
+              "The Silent Harbor premiered at the Toronto film festival in 2019. Critics were divided, and its "
+              "lead actor won a regional award."),
+             ("电影《寂静港湾》的导演是谁？",
+              "《寂静港湾》是2019年上映的剧情片，由林默执导，讲述了一名渔民在暴风雨中收留陌生人的故事。",
+              "《寂静港湾》于2019年在多伦多电影节首映，评论褒贬不一，主演凭借该片获得了一个地区性奖项。")]
+    records = [{"id": f"c{i}", "question": question, "contexts": [{"id": "answers", "text": answers},
+                                                                  {"id": "same-topic", "text": topical}]}
+               for i, (question, answers, topical) in enumerate(cases)]
+    result = localeval.evaluate(records, metrics=["passage_relevance"],
+                                options=MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"))))
+    for row in result.rows:
+        answers, topical = row["details"]["passage_relevance"]["passages"]
+        # Measured (passage first, question last): 0.962 vs 0.678 in English, 0.981 vs 0.807 in Chinese.
+        assert answers["p"] >= 0.9 and answers["p"] > topical["p"] + 0.1, row["details"]
+
+
 def test_an_empty_or_punctuation_only_answer_has_no_checkable_statement(tmp_path: Path) -> None:
     records = [dict(RECORDS[0], id="empty", answer=""), dict(RECORDS[0], id="dots", answer=" ... ?! "),
                dict(RECORDS[1], id="zh-dots", answer="。。。")]
