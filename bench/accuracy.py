@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -291,8 +291,7 @@ def measure(dev: DevSet, metric: str, variant_name: str, args: argparse.Namespac
     timing: dict[str, Any] = {}
     if args.timing:
         with tempfile.TemporaryDirectory() as tmp:
-            fresh = JudgeOptions(judge=args.judge, cache=str(Path(tmp) / "t.sqlite"), n_threads=args.threads, seed=0,
-                                 parallel=args.parallel, prompts_dir=args.prompts)
+            fresh = replace(judge, cache=str(Path(tmp) / "t.sqlite"))
             timed, seconds = score(dev.samples[: args.timing], metric, variant, fresh)
         usage = timed.summary.get("judge", {}).get("usage", {}).get(metric, {})
         n = len(timed.rows)
