@@ -4,7 +4,7 @@ One table: judge-vs-label agreement on the dev sets in ../shared/data, with seco
 tokens per sample beside it, so a method is chosen for its accuracy *and* its cost.
 
 - Pairs (ties count 1/2; the tie rate is reported): HaluEval-QA (the right answer should score higher
-  than the hallucinated one), UHGEval (the first sentence of the real continuation vs the hallucinated
+  than the hallucinated one; `halueval-recall`: the same pairs as reference answers, for context_recall), UHGEval (the first sentence of the real continuation vs the hallucinated
   continuation), answer-relevance pairs built from the dev questions (English: a HaluEval question with
   its right answer vs the right answer of another question, and vs an evasive non-answer; Chinese: an
   UHGEval news lead with the first sentence of its real continuation vs that of another article).
@@ -83,6 +83,12 @@ def halueval(limit: int, seed: int) -> DevSet:
         pairs.append((by_pair[pair_id][0]["id"], by_pair[pair_id][1]["id"]))
     return DevSet("halueval", "en", ("faithfulness",), samples, pairs=pairs,
                   note="right vs hallucinated answer, same question and knowledge passage")
+
+
+def halueval_recall(limit: int, seed: int) -> DevSet:
+    pairs = halueval(limit, seed)
+    return DevSet("halueval-recall", "en", ("context_recall",), [dict(s, reference=s["answer"]) for s in pairs.samples],
+                  pairs=pairs.pairs, note="the right vs the hallucinated answer as the reference, same knowledge passage")
 
 
 def uhgeval_rows() -> list[dict[str, Any]]:
@@ -204,7 +210,7 @@ def cranfield(limit: int, seed: int) -> DevSet:
 
 
 SETS: dict[str, Callable[[int, int], DevSet]] = {
-    "halueval": halueval, "uhgeval": uhgeval, "relevance-en": relevance_en, "relevance-zh": relevance_zh,
+    "halueval": halueval, "halueval-recall": halueval_recall, "uhgeval": uhgeval, "relevance-en": relevance_en, "relevance-zh": relevance_zh,
     "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
     "cranfield-passages": cranfield,
 }
@@ -223,9 +229,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "faith-sentences-selected-3way": {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected",
                                       "faithfulness_verdict": "three-way"},
     "ctx-probability": {"context_relevance_method": "probability"},
+    "recall-sentences": {"context_recall_statements": "sentences"},
+    "recall-judge": {"context_recall_statements": "judge"},
 }
 #: Which metric each variant changes (a variant is only run with the metrics it changes).
-AFFECTS = {"faith": ("faithfulness",), "ctx": ("context_relevance",)}
+AFFECTS = {"faith": ("faithfulness",), "ctx": ("context_relevance",), "recall": ("context_recall",)}
 
 
 def applies(variant: str, metric: str) -> bool:

@@ -161,6 +161,20 @@ def test_every_faithfulness_variant_runs_in_english_and_chinese(tmp_path: Path, 
     assert {k.split("_")[1]: settings[k.split("_")[1]] for k in variant} == {k.split("_")[1]: v for k, v in variant.items()}
 
 
+@pytest.mark.parametrize("statements", ["sentences", "judge"])
+def test_both_context_recall_statement_sources_run_in_english_and_chinese(tmp_path: Path, statements: str) -> None:
+    result = localeval.evaluate(RECORDS, metrics=["context_recall"],
+                                options=options(tmp_path / "c.sqlite", context_recall_statements=statements))
+    for row in result.rows:
+        details = row["details"]["context_recall"]
+        assert row["skipped"] == {} and details["statements"], row
+        attributable = [s["attributable"] for s in details["statements"]]
+        assert row["metrics"]["context_recall"] == sum(attributable) / len(attributable)
+        if statements == "sentences":
+            assert [s["text"] for s in details["statements"]] == [row["reference"]]  # each reference is one sentence
+    assert result.summary["settings"]["context_recall"]["statements"] == statements
+
+
 def test_sentence_and_passage_relevance_probabilities_run_in_english_and_chinese(tmp_path: Path) -> None:
     result = localeval.evaluate(RECORDS, metrics=["context_relevance", "passage_relevance"],
                                 options=options(tmp_path / "c.sqlite", context_relevance_method="probability"))

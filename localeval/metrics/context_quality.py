@@ -8,18 +8,25 @@ rel_k = 1 when P ≥ 0.5. With precision@k = (Σ_{i≤k} rel_i) / k,
     context_precision = Σ_k precision@k · rel_k / (number of relevant chunks), 0 when none is relevant
 
 context_recall (Ragas): the reference answer is split into statements; each gets P(attributable to the
-contexts); context_recall = attributable / total.
+contexts); context_recall = attributable / total. The statements are the reference's own sentences by
+default, as in Ragas' context recall prompt ("analyze each sentence of the ground truth and classify if it
+can be attributed to the context"): a reference is written by people, one claim a sentence or close to it,
+so a split costs no generation and cannot leave a claim out; "judge" asks the judge to decompose it, as
+faithfulness's "judge" statements do.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..data.records import Sample
-from .base import Measurement, Outcome, Skipped
+from ..judge.kit import JudgeKit
+from .base import Measurement, MetricContext, Outcome, Skipped
 from .judged import THRESHOLD, Flow, JudgeMetric
-from .registry import register_metric
-from .steps import best_of_windows, statements_of, support
+from .registry import MetricOption, register_metric
+from .steps import best_of_windows, sentence_statements, statements_of, support
+
+RECALL_STATEMENTS = ("sentences", "judge")
 
 
 @register_metric
@@ -51,9 +58,29 @@ class ContextRecall(JudgeMetric):
     name = "context_recall"
     groups = ("ragas", "judge")
     requires = ("contexts", "reference")
+    options = (MetricOption("context_recall_statements", "sentences", "context_recall: statements are the reference "
+                            "answer's own sentences (Ragas' context recall) or the judge's decomposition of it.",
+                            choices=RECALL_STATEMENTS),)
+
+    @classmethod
+    def create(cls, context: MetricContext, k: int | None) -> ContextRecall:
+        return cls(context.kit, statements=context.options["context_recall_statements"])
+
+    def __init__(self, kit: JudgeKit, statements: str = "sentences") -> None:
+        if statements not in RECALL_STATEMENTS:
+            raise ValueError(f"context_recall option {statements!r} is not one of {', '.join(RECALL_STATEMENTS)}")
+        super().__init__(kit)
+        self.statements = statements
+
+    def settings(self) -> dict[str, Any]:
+        return {"statements": self.statements, **super().settings()}
 
     def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        statements = yield from statements_of(self.kit, lang, sample.question, sample.reference or "")
+        reference = sample.reference or ""
+        if self.statements == "sentences":
+            statements = sentence_statements(reference)
+        else:
+            statements = yield from statements_of(self.kit, lang, sample.question, reference)
         if not statements:
             return Skipped("no checkable statement in the reference")
         probs, windows = ((yield from support(self.kit, lang, statements, sample.contexts)) if sample.contexts
