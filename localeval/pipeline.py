@@ -197,15 +197,18 @@ def measure_rows(batch: Sequence[Sample], metrics: Sequence[Metric]) -> list[dic
     values: list[dict[str, float]] = [{} for _ in batch]
     details: list[dict[str, Any]] = [{} for _ in batch]
     skipped: list[dict[str, str]] = [{} for _ in batch]
+    chosen: dict[str, list[int]] = {}
     for metric in metrics:
-        eligible: list[int] = []
+        chosen[metric.name] = []
         for i, sample in enumerate(batch):
             reason = next((r for r in map(sample.missing, metric.requires) if r), None)
             if reason:
                 skipped[i][metric.name] = reason
             else:
-                eligible.append(i)
-        outcomes = metric.measure([batch[i] for i in eligible]) if eligible else []
+                chosen[metric.name].append(i)
+    measured = _measure_all(metrics, {name: [batch[i] for i in rows] for name, rows in chosen.items()})
+    for metric in metrics:
+        eligible, outcomes = chosen[metric.name], measured[metric.name]
         if len(outcomes) != len(eligible):
             raise RuntimeError(f"metric {metric.name} returned {len(outcomes)} outcomes for {len(eligible)} samples")
         for i, outcome in zip(eligible, outcomes):
@@ -217,6 +220,28 @@ def measure_rows(batch: Sequence[Sample], metrics: Sequence[Metric]) -> list[dic
             if outcome.details:
                 details[i][metric.name] = outcome.details
     return [row_of(sample, values[i], details[i], skipped[i]) for i, sample in enumerate(batch)]
+
+
+def _measure_all(metrics: Sequence[Metric], samples: Mapping[str, Sequence[Sample]]) -> dict[str, list[Measurement | Skipped]]:
+    """Each metric's outcomes on its samples. Judge metrics whose judge keeps several calls in flight
+    (--parallel above 1) are measured together, their flows in one lockstep (metrics/judged.py,
+    measure_together); with one call at a time they run metric after metric, exactly as before."""
+    from .judge.options import parallel_of
+    from .metrics.judged import JudgeMetric, measure_together
+
+    measured: dict[str, list[Measurement | Skipped]] = {}
+    together: dict[int, list[JudgeMetric]] = {}
+    for metric in metrics:
+        if not samples[metric.name]:
+            measured[metric.name] = []
+        elif isinstance(metric, JudgeMetric) and parallel_of(metric.kit.options) > 1:
+            together.setdefault(id(metric.kit), []).append(metric)
+        else:
+            measured[metric.name] = metric.measure(samples[metric.name])
+    for group in together.values():
+        for metric, outcomes in zip(group, measure_together([(m, samples[m.name]) for m in group])):
+            measured[metric.name] = outcomes
+    return measured
 
 
 def row_of(sample: Sample, values: dict[str, float], details: dict[str, Any], skipped: dict[str, str]) -> dict[str, Any]:

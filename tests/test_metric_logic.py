@@ -16,6 +16,7 @@ from localeval.judge import Ask
 from localeval.judge.backend import DistributionCall, JsonCall
 from localeval.metrics import Measurement, MetricOptions, Skipped, build_metrics
 from localeval.metrics.registry import check_options, groups, parse_name, register_metric
+from localeval.pipeline import measure_rows
 from localeval.text import split_sentences
 
 
@@ -88,14 +89,54 @@ def test_a_judge_error_skips_only_its_sample(tmp_path: Path) -> None:
     assert isinstance(second, Skipped) and second.reason.startswith("judge error: judge output stopped early")
 
 
+def test_context_recall_checks_each_sentence_of_the_reference_without_generation(tmp_path: Path) -> None:
+    record = dict(RECORD, reference="Paris is in France. Paris has ninety million people.")
+    backend = FakeBackend(split_answer, supported_if_words_present)
+    outcome = measure("context_recall", record, backend, tmp_path / "c.sqlite")
+    # the second sentence's words are not all in the context: 1 of 2 attributable (by hand)
+    assert outcome.values == {"context_recall": 0.5}
+    assert [s["text"] for s in outcome.details["statements"]] == ["Paris is in France.", "Paris has ninety million people."]
+    assert backend.calls and not [c for c in backend.calls if isinstance(c, JsonCall)]
+    decomposed = FakeBackend(split_answer, supported_if_words_present)
+    assert measure("context_recall", record, decomposed, tmp_path / "d.sqlite",
+                   context_recall_statements="judge").values == {"context_recall": 0.5}
+    assert [c for c in decomposed.calls if isinstance(c, JsonCall)]
+
+
 def test_a_second_run_makes_no_backend_call(tmp_path: Path) -> None:
     first = FakeBackend(split_answer, supported_if_words_present)
-    a = measure("context_recall", RECORD, first, tmp_path / "c.sqlite")
+    a = measure("context_recall", RECORD, first, tmp_path / "c.sqlite", context_recall_statements="judge")
     second = FakeBackend(split_answer, supported_if_words_present)
-    b = measure("context_recall", RECORD, second, tmp_path / "c.sqlite")
+    b = measure("context_recall", RECORD, second, tmp_path / "c.sqlite", context_recall_statements="judge")
     assert first.calls and not second.calls
     assert a.values == b.values and a.details["statements"] == b.details["statements"]
     assert b.details["judge"]["calls"] == 0 and b.details["judge"]["cache_hits"] == len(first.calls)
+
+
+def test_judge_metrics_with_calls_in_flight_ask_in_one_lockstep(tmp_path: Path) -> None:
+    """With --parallel above 1 the judge metrics of a window hand their questions over together, sample by
+    sample; the values are those of metric after metric, and so are the calls."""
+    samples = [sample_from_record(RECORD),
+               sample_from_record(dict(RECORD, id="q2", answer="Paris is big. It is old.", reference="Paris is old."))]
+
+    def score(parallel: int, cache: Path) -> tuple[list[tuple], list[list[str]]]:
+        backend = FakeBackend(split_answer, supported_if_words_present)
+        rounds: list[list[str]] = []
+        run = backend.run
+        backend.run = lambda calls: (rounds.append([c.name for c in calls]), run(calls))[1]  # type: ignore[method-assign]
+        metrics = build_metrics(["faithfulness", "context_recall", "context_precision"], MetricOptions(),
+                                kit=fake_kit(backend, cache, parallel=parallel))
+        return [(row["metrics"], row["skipped"]) for row in measure_rows(samples, metrics)], rounds
+
+    one_by_one, alone = score(1, tmp_path / "a.sqlite")
+    in_lockstep, together = score(4, tmp_path / "b.sqlite")
+    assert in_lockstep == one_by_one
+    verify, useful = "verify_statement", "context_useful"
+    assert alone == [[verify] * 4, [verify], [useful] * 2]  # context_recall's q1 call is faithfulness's first one
+    # q1's calls (two statements, the chunk; its reference sentence is its first statement, asked once),
+    # then q2's (two statements, its reference sentence, the chunk): the same calls as metric after metric
+    assert together == [[verify, verify, useful, verify, verify, verify, useful]]
+    assert sorted(together[0]) == sorted(name for names in alone for name in names)
 
 
 def test_repeated_questions_in_one_batch_are_asked_once(tmp_path: Path) -> None:

@@ -119,18 +119,40 @@ class JudgeMetric:
         self._total = stats if self._total is None else self._total + stats
 
     def measure(self, samples: Sequence[Sample]) -> list[Outcome]:
-        langs = [self.kit.lang(sample) for sample in samples]
-        results = drive(lambda: self.kit.judge, [self._flow(sample, lang) for sample, lang in zip(samples, langs)])
-        outcomes: list[Outcome] = []
-        for (outcome, used), lang in zip(results, langs):
-            self.add_usage(used)
-            if isinstance(outcome, Measurement):
-                outcome.details.update(lang=lang, judge=rounded(used.as_dict()))
-            outcomes.append(outcome)
+        (outcomes,) = measure_together([(self, samples)])
         return outcomes
 
     def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         raise NotImplementedError
+
+
+def measure_together(work: Sequence[tuple[JudgeMetric, Sequence[Sample]]]) -> list[list[Outcome]]:
+    """Several judge metrics of one kit over their samples, their flows driven in one lockstep: each round
+    hands the judge the questions of every metric at once, sample by sample. A backend with many sequences
+    in flight then gets calls of several prompts side by side (the batched engine keeps each prompt's
+    instructions in a slot of its own), and one sample's verdicts from different metrics against the same
+    contexts (faithfulness, context_recall) come one after the other, so the slot holding those contexts
+    serves both. The calls are those of metric after metric; only their order changes."""
+    if not work:
+        return []
+    kit = work[0][0].kit
+    if any(metric.kit is not kit for metric, _ in work):
+        raise ValueError("metrics measured together must share one judge kit")
+    rank: dict[str, int] = {}
+    for _, samples in work:
+        for sample in samples:
+            rank.setdefault(sample.id, len(rank))
+    order = sorted(((k, j) for k, (_, samples) in enumerate(work) for j in range(len(samples))),
+                   key=lambda kj: (rank[work[kj[0]][1][kj[1]].id], kj[0]))
+    langs = {(k, j): kit.lang(work[k][1][j]) for k, j in order}
+    results = drive(lambda: kit.judge, [work[k][0]._flow(work[k][1][j], langs[k, j]) for k, j in order])
+    measured: list[list[Outcome | None]] = [[None] * len(samples) for _, samples in work]
+    for (k, j), (outcome, used) in zip(order, results):
+        work[k][0].add_usage(used)
+        if isinstance(outcome, Measurement):
+            outcome.details.update(lang=langs[k, j], judge=rounded(used.as_dict()))
+        measured[k][j] = outcome
+    return measured  # type: ignore[return-value]
 
 
 def rounded(stats: dict[str, Any]) -> dict[str, Any]:
