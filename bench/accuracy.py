@@ -4,10 +4,11 @@ One table: judge-vs-label agreement on the dev sets in ../shared/data, with seco
 tokens per sample beside it, so a method is chosen for its accuracy *and* its cost.
 
 - Pairs (ties count 1/2; the tie rate is reported): HaluEval-QA (the right answer should score higher
-  than the hallucinated one; `halueval-recall`: the same pairs as reference answers, for context_recall), UHGEval (the first sentence of the real continuation vs the hallucinated
-  continuation), answer-relevance pairs built from the dev questions (English: a HaluEval question with
-  its right answer vs the right answer of another question, and vs an evasive non-answer; Chinese: an
-  UHGEval news lead with the first sentence of its real continuation vs that of another article).
+  than the hallucinated one; `halueval-recall`: the same pairs as reference answers, for context_recall),
+  UHGEval (the first sentence of the real continuation vs the hallucinated continuation), answer-relevance
+  pairs built from the dev questions (English: a HaluEval question with its right answer vs the right
+  answer of another question, and vs an evasive non-answer; Chinese: an UHGEval news lead with the first
+  sentence of its real continuation vs that of another article).
 - Labelled rows (balanced accuracy at the 0.5 threshold, AUROC): FaithBench (faithful = not
   `is_hallucinated_majority`), RGB-zh passage relevance (a query with one of its qrels passages, or with
   a non-relevant passage that shares the most words with it; `rgb-zh-passages-heldout`: the same built from
@@ -210,8 +211,8 @@ def cranfield(limit: int, seed: int) -> DevSet:
 
 
 SETS: dict[str, Callable[[int, int], DevSet]] = {
-    "halueval": halueval, "halueval-recall": halueval_recall, "uhgeval": uhgeval, "relevance-en": relevance_en, "relevance-zh": relevance_zh,
-    "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
+    "halueval": halueval, "halueval-recall": halueval_recall, "uhgeval": uhgeval, "relevance-en": relevance_en,
+    "relevance-zh": relevance_zh, "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
     "cranfield-passages": cranfield,
 }
 
