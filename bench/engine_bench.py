@@ -11,6 +11,7 @@ Then every judge call the settings have in common is compared between their cach
     .venv/bin/python bench/engine_bench.py --parallel 1,2,4,8 --rows 24
     .venv/bin/python bench/engine_bench.py --parallel 1,4 --rows 60 --no-ceiling --tag rows60   # 200+ calls compared
     .venv/bin/python bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 200   # on a GPU
+    .venv/bin/python bench/engine_bench.py --parallel 8 --copy-prefixes on --tag copies   # the GPU policy, on a CPU
 
 Run it on a quiet machine: two llama.cpp processes on two cores slow each other about tenfold. Results
 go to bench/results/engine-<date>-<judge>-<device>.json.
@@ -55,12 +56,57 @@ def rows(n: int) -> list[dict[str, Any]]:
     return out
 
 
+class Counted:
+    """Counts calls of llama.cpp C functions (decode steps, stream copies) during a run; both the top-level
+    module (the batched engine's) and llama-cpp-python's internal one (the sequential backend's)."""
+
+    NAMES = {"decode_steps": "llama_decode", "prefix_copies": "llama_memory_seq_cp"}
+
+    def __enter__(self) -> dict[str, int]:
+        import llama_cpp
+        import llama_cpp.llama_cpp as inner
+
+        self.counts = dict.fromkeys(self.NAMES, 0)
+        self.saved = [(module, name, getattr(module, name)) for module in (llama_cpp, inner) for name in self.NAMES.values()]
+        for module, name, real in self.saved:
+            key = next(k for k, v in self.NAMES.items() if v == name)
+            setattr(module, name, self._counting(key, real))
+        return self.counts
+
+    def _counting(self, key: str, real: Any) -> Any:
+        def counted(*args: Any) -> Any:
+            self.counts[key] += 1
+            return real(*args)
+        return counted
+
+    def __exit__(self, *exc: Any) -> None:
+        for module, name, real in self.saved:
+            setattr(module, name, real)
+
+
+def force_copy_prefixes(choice: str) -> None:
+    """--copy-prefixes on/off: the batched engine's prefix policy regardless of the device (which picks it
+    otherwise: copies on a GPU), so that the GPU policy's token and step counts can be measured on a CPU."""
+    if choice == "auto":
+        return
+    from localeval.judge import llama_batched
+
+    engine = llama_batched.BatchedLlamaBackend
+
+    class Forced(engine):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **options: Any) -> None:
+            super().__init__(*args, **{**options, "copy_prefixes": choice == "on"})
+
+    llama_batched.BatchedLlamaBackend = Forced  # type: ignore[misc]
+
+
 def run(samples: list[dict[str, Any]], parallel: int, args: argparse.Namespace, cache: Path) -> dict[str, Any]:
     judge = JudgeOptions(judge=args.judge, cache=str(cache), n_threads=args.threads, gpu_layers=args.gpu_layers,
                          parallel=parallel, n_ctx=args.n_ctx)
     evaluate(samples[:1], ["mrr"], MetricOptions(judge=judge))  # imports, out of the clock
     started = time.perf_counter()
-    result = evaluate(samples, RAGAS, MetricOptions(judge=judge))
+    with Counted() as counts:
+        result = evaluate(samples, RAGAS, MetricOptions(judge=judge))
     seconds = time.perf_counter() - started
     usage = result.summary["judge"]["usage"]
     total = {k: sum(u[k] for u in usage.values()) for k in ("calls", "prompt_tokens", "cached_tokens", "generated_tokens")}
@@ -72,7 +118,7 @@ def run(samples: list[dict[str, Any]], parallel: int, args: argparse.Namespace, 
             "generated_tokens": total["generated_tokens"],
             "prompt_tok_per_s": round(total["prompt_tokens"] / seconds, 1),
             "evaluated_tok_per_s": round((total["prompt_tokens"] - total["cached_tokens"]) / seconds, 1),
-            "generated_tok_per_s": round(total["generated_tokens"] / seconds, 2), "skipped_values": skipped,
+            "generated_tok_per_s": round(total["generated_tokens"] / seconds, 2), "skipped_values": skipped, **counts,
             "means": {k: (round(v, 6) if v is not None else None) for k, v in result.means.items()}}
 
 
@@ -120,7 +166,10 @@ def main() -> None:
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
     parser.add_argument("--tag", default="", help="suffix of the results file name")
+    parser.add_argument("--copy-prefixes", choices=("auto", "on", "off"), default="auto",
+                        help="the batched engine's prefix policy (auto: copies on a GPU only)")
     args = parser.parse_args()
+    force_copy_prefixes(args.copy_prefixes)
     default = parallel_of(JudgeOptions(gpu_layers=args.gpu_layers))
     settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
     samples = rows(args.rows)
@@ -143,12 +192,13 @@ def main() -> None:
     for r in results:
         r["speedup"] = round(r["samples_per_min"] / results[0]["samples_per_min"], 2)
     header = ("parallel", "engine", "s", "samples/min", "speedup", "prompt tok/s", "evaluated tok/s", "gen tok/s",
-              "ceiling share", "skipped")
+              "decode steps", "prefix copies", "ceiling share", "skipped")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in results:
         lines.append("| " + " | ".join(str(x) for x in (r["parallel"], r["engine"], r["seconds"], r["samples_per_min"],
                                                       r["speedup"], r["prompt_tok_per_s"], r["evaluated_tok_per_s"],
-                                                      r["generated_tok_per_s"], r.get("ceiling_fraction", "-"),
+                                                      r["generated_tok_per_s"], r["decode_steps"], r["prefix_copies"],
+                                                      r.get("ceiling_fraction", "-"),
                                                       r["skipped_values"])) + " |")
     print("\n".join(lines))
     print(json.dumps(agreement, indent=1))

@@ -17,7 +17,7 @@ import numpy as np
 from localeval.errors import JudgeError
 from localeval.judge import Judge
 from localeval.judge.backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply,
-                                     Reply)
+                                     OnReply, Reply)
 from localeval.judge.kit import JudgeKit
 from localeval.judge.options import JudgeOptions
 
@@ -67,20 +67,24 @@ class FakeBackend:
     def prompt_tokens(self, text: str) -> int:
         return self.count_tokens(text) + 1
 
-    def run(self, calls: Sequence[Call]) -> list[Reply]:
+    def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
         replies: list[Reply] = []
-        for call in calls:
+        for i, call in enumerate(calls):
             self.calls.append(call)
             stats = CallStats(1, self.prompt_tokens(call.text), 0, 0, 0.0, 0)
+            reply: Reply
             try:
                 if isinstance(call, JsonCall):
                     value = self.json_rule(call)
-                    replies.append(JsonReply("" if value is None else repr(value), value, value is not None, stats))
+                    reply = JsonReply("" if value is None else repr(value), value, value is not None, stats)
                 else:
                     weights = self.probability_rule(call)
-                    replies.append(DistributionReply({k: math.log(max(w, 1e-12)) for k, w in weights.items()}, 0.0, stats))
+                    reply = DistributionReply({k: math.log(max(w, 1e-12)) for k, w in weights.items()}, 0.0, stats)
             except JudgeError as exc:
-                replies.append(exc)
+                reply = exc
+            replies.append(reply)
+            if on_reply is not None:
+                on_reply(i, reply)
         return replies
 
     def close(self) -> None:

@@ -82,28 +82,41 @@ def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> N
     assert seen[0] == seen[1] == seen[2]
 
 
-def test_a_cpu_decodes_a_shared_prefix_once_and_keeps_each_prompts_instructions(tmp_path: Path) -> None:
-    """On a CPU the statements of one context queue for the slot that holds it, and a later prompt takes a
-    free slot rather than overwrite it, so the next statement still finds the context; the GPU policy
-    spreads the statements over fresh slots instead."""
+def test_a_shared_prefix_is_decoded_once_then_reused_in_place_or_copied(tmp_path: Path) -> None:
+    """Statements of one context wait until the first call has decoded it. Then on a CPU they queue for the
+    slot that holds it, and a later prompt takes a free slot rather than overwrite it, so the next statement
+    still finds the context; with copy_prefixes (the GPU policy) the context is copied into idle slots
+    instead, and the verdicts are the same to the last bit."""
+    import llama_cpp as lc
+
     path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
     kit = JudgeKit(JudgeOptions())
     verify = lambda *ss: [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=s))  # noqa: E731
                           for s in ss]
     other = Ask.json(kit.prompt("statements", "en", question="Who?", answer="Curie was a physicist."))
+    statements = ("Curie died in 1934.", "Curie was born in Paris.", "Curie won an Oscar.", "Curie was Polish.")
+    copies: list[tuple[int, int]] = []
+    real_copy = lc.llama_memory_seq_cp
     seen = {}
-    for waiting in (True, False):
-        backend = BatchedLlamaBackend(path, sha, parallel=4, n_threads=1, share_by_waiting=waiting)
-        judge = Judge(backend, tmp_path / f"{waiting}.sqlite")
-        first = judge.ask(verify("Curie died in 1934.", "Curie was born in Paris.", "Curie won an Oscar."))
-        judge.ask([other])
-        later = judge.ask(verify("Curie won two Nobel Prizes."))[0].stats
-        seen[waiting] = [a.stats.cached_tokens for a in first], later.cached_tokens, later.prompt_tokens
+    for copy in (False, True):
+        backend = BatchedLlamaBackend(path, sha, parallel=4, n_threads=1, copy_prefixes=copy)
+        judge = Judge(backend, tmp_path / f"{copy}.sqlite")
+        lc.llama_memory_seq_cp = lambda mem, src, dst, p0, p1: (copies.append((src, dst)), real_copy(mem, src, dst, p0, p1))
+        try:
+            first = judge.ask(verify(*statements))
+            judge.ask([other])
+            later = judge.ask(verify("Curie won two Nobel Prizes."))[0]
+        finally:
+            lc.llama_memory_seq_cp = real_copy
+        seen[copy] = [a.value for a in first], [a.stats.cached_tokens for a in first], later, len(copies)
         judge.close()
-    (firsts, later, prompt), spread = seen[True], seen[False][0]
-    assert firsts[0] == 0 and min(firsts[1:]) > prompt // 2  # the context was decoded once, then shared
-    assert later > prompt // 2  # and still there after the other prompt ran
-    assert spread == [0, 0, 0]  # each in a fresh slot, decoding its whole prompt
+    (values, cached, later, n_copies), (copied_values, copied_cached, copied_later, all_copies) = seen[False], seen[True]
+    prompt = later.stats.prompt_tokens
+    assert cached[0] == 0 and min(cached[1:]) > prompt // 2  # the context was decoded once, then shared
+    assert later.stats.cached_tokens > prompt // 2  # and still there after the other prompt ran
+    assert n_copies == 0 and all_copies > 0  # only the GPU policy copies
+    assert copied_cached[0] == 0 and min(copied_cached[1:]) > prompt // 2
+    assert copied_values == values and copied_later.value == later.value
 
 
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:

@@ -123,7 +123,7 @@ def test_judge_metrics_with_calls_in_flight_ask_in_one_lockstep(tmp_path: Path) 
         backend = FakeBackend(split_answer, supported_if_words_present)
         rounds: list[list[str]] = []
         run = backend.run
-        backend.run = lambda calls: (rounds.append([c.name for c in calls]), run(calls))[1]  # type: ignore[method-assign]
+        backend.run = lambda calls, on_reply=None: (rounds.append([c.name for c in calls]), run(calls, on_reply))[1]  # type: ignore[method-assign]
         metrics = build_metrics(["faithfulness", "context_recall", "context_precision"], MetricOptions(),
                                 kit=fake_kit(backend, cache, parallel=parallel))
         return [(row["metrics"], row["skipped"]) for row in measure_rows(samples, metrics)], rounds
@@ -148,6 +148,28 @@ def test_repeated_questions_in_one_batch_are_asked_once(tmp_path: Path) -> None:
     assert len(backend.calls) == 1
     assert answers[0].value == answers[1].value == pytest.approx(0.9)
     assert (answers[0].stats.calls, answers[1].stats.cache_hits) == (1, 1)
+
+
+def test_each_answer_is_cached_as_it_comes_so_an_interrupted_round_keeps_it(tmp_path: Path) -> None:
+    """A round killed after two of its four replies: those two are in the cache, the others are asked again."""
+
+    class Interrupted(Exception):
+        pass
+
+    def stop_at_the_third(call: DistributionCall) -> dict[str, float]:
+        if "third" in call.text:
+            raise Interrupted
+        return {"yes": 0.9, "no": 0.1}
+
+    kit = fake_kit(FakeBackend(probability_rule=stop_at_the_third), tmp_path / "c.sqlite")
+    asks = [Ask.yes_no(kit.prompt("verify_statement", "en", context="a b", statement=s, question=None))
+            for s in ("first", "second", "third", "fourth")]
+    with pytest.raises(Interrupted):
+        kit.judge.ask(asks)
+    assert len(kit.judge.cache) == 2
+    resumed = FakeBackend()
+    answers = fake_kit(resumed, tmp_path / "c.sqlite").judge.ask(asks)
+    assert [a.stats.cache_hits for a in answers] == [1, 1, 0, 0] and len(resumed.calls) == 2
 
 
 def test_rating_is_the_expected_value_of_the_distribution(tmp_path: Path) -> None:

@@ -29,10 +29,10 @@ RECORDS = [{"id": f"s{i}", "question": f"What is the capital of {country}?",
 
 
 def command(data: Path, out: Path, cache: Path) -> list[str]:
-    # --parallel 2: windows of 4 samples, so the 8 samples take two rounds of judge calls. A round's calls are
-    # cached when it ends (all judge metrics of a window ask in one round), and the kill must find some cached.
+    # --parallel 4 (the CPU default): one window of 8 samples, so every judge call of the run is in one round;
+    # each call is cached as it finishes, so the kill finds part of the round cached.
     return [sys.executable, "-m", "localeval", "score", str(data), "-o", str(out), "-m", METRICS, "--judge", TINY,
-            "--threads", "1", "--n-ctx", "2048", "--parallel", "2", "--cache", str(cache), "-q"]
+            "--threads", "1", "--n-ctx", "2048", "--parallel", "4", "--cache", str(cache), "-q"]
 
 
 def usage(out: Path) -> tuple[int, int]:

@@ -9,13 +9,14 @@ validation, the arithmetic that turns log-probabilities into a verdict — lives
 
 Calls come in lists so that a backend that can run many sequences at once (a batched engine, a server
 with slots) sees them together; a sequential backend just loops. A call that fails returns a
-`JudgeError` in its place, so one bad sample never sinks the others in its batch.
+`JudgeError` in its place, so one bad sample never sinks the others in its batch. Each reply is also
+handed over as soon as it is final (`on_reply`), so it is cached before the rest of its list is done.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Mapping, Protocol, Sequence, Union
+from typing import Any, Callable, Mapping, Protocol, Sequence, Union
 
 from ..errors import JudgeError
 
@@ -87,6 +88,8 @@ class DistributionReply:
 
 Call = Union[JsonCall, DistributionCall]
 Reply = Union[JsonReply, DistributionReply, JudgeError]
+#: Told each reply as soon as it is final: (index of the call, reply).
+OnReply = Callable[[int, Reply], None]
 
 
 def spellings(words: Sequence[str]) -> list[str]:
@@ -156,8 +159,11 @@ class JudgeBackend(Protocol):
         """Tokens of a rendered prompt as it is sent (BOS and special tokens included)."""
         ...
 
-    def run(self, calls: Sequence[Call]) -> list[Reply]:
-        """One reply per call, in order; a failed call's reply is the JudgeError that says why."""
+    def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
+        """One reply per call, in order; a failed call's reply is the JudgeError that says why.
+
+        `on_reply(i, reply)` is told each reply the moment it is final, in the caller's thread, so the
+        facade caches it at once and a run killed mid-round loses only the calls still in flight."""
         ...
 
     def close(self) -> None:

@@ -148,7 +148,8 @@ class Judge:
 
     def ask(self, asks: Sequence[Ask]) -> list[Answer]:
         """Answers in order. Cached questions cost a lookup; the rest go to the backend in one list, each
-        distinct question once (a repeat within the list is answered as a cache hit)."""
+        distinct question once (a repeat within the list is answered as a cache hit), and each answer is
+        cached the moment the backend has it."""
         answers: list[Answer | None] = [None] * len(asks)
         texts = [self.render(a.prompt) for a in asks]
         keys = [self._key(a, t) for a, t in zip(asks, texts)]
@@ -164,11 +165,18 @@ class Judge:
             else:
                 answers[i] = self._from_cache(asks[i], found[0], time.perf_counter() - started)
         firsts = [indices[0] for indices in pending.values()]
-        replies = self.backend.run([self._call(asks[i], texts[i]) for i in firsts]) if firsts else []
-        for i, reply in zip(firsts, replies):
-            answers[i] = self._finish(asks[i], keys[i], reply)
-            for repeat in pending[keys[i]][1:]:
-                answers[repeat] = self._repeat(answers[i])
+
+        def finish(j: int, reply: Reply) -> None:  # cached now: a kill later in the round does not lose it
+            i = firsts[j]
+            if answers[i] is None:
+                answers[i] = self._finish(asks[i], keys[i], reply)
+
+        replies = self.backend.run([self._call(asks[i], texts[i]) for i in firsts], finish) if firsts else []
+        for j, reply in enumerate(replies):
+            finish(j, reply)  # a backend that did not hand this reply over as it came
+            first = answers[firsts[j]]
+            for repeat in pending[keys[firsts[j]]][1:]:
+                answers[repeat] = self._repeat(first)  # type: ignore[arg-type]
         return answers  # type: ignore[return-value]
 
     # ---- internals -------------------------------------------------------------------------------

@@ -10,12 +10,13 @@ memory-bound, so N sequences cost little more than one. This backend drives llam
   sequence); a slot that finishes takes the next call at once (continuous batching);
 - a call whose prompt shares a prefix with what a slot holds (the instructions, the contexts) runs in
   that slot and reuses it: the slot's tail is dropped, as the sequential backend does, and only the
-  suffix is decoded. On a CPU a call that would share a long prefix with the prompt of a busy slot waits
-  for that slot, so a context is decoded once for all the statements checked against it: there a prompt
-  token costs about as much in a batch as alone, and a few sequences decoding side by side cost about
-  as much as one after the other (bench/decode_cost.py), so decoding fewer tokens is the whole gain.
-  On a GPU a prompt token costs little and sequences side by side are the gain, so calls never wait:
-  each takes the idle slot with the longest shared prefix, as llama-server's slots do;
+  suffix is decoded. A call whose prefix a busy slot is still decoding waits until it is there, so a
+  context is decoded once for all the statements checked against it. Then, on a CPU, the call waits for
+  the slot that holds its prefix: there a few sequences decoding side by side cost about as much as one
+  after the other (bench/decode_cost.py), so decoding fewer tokens is the whole gain, and copying a
+  prefix into another slot would overwrite the instructions another prompt keeps there (measured: 85 s
+  → 134 s on the engine bench). On a GPU sequences side by side are the gain, so the prefix is copied
+  into an idle slot (`llama_memory_seq_cp` between streams) and the call starts at once;
 - every decode carries, per token, its sequence id and position; the last prompt token of each call and
   every generated token request logits; JSON calls sample greedily under a grammar sampler
   of their own, distribution calls read their last logits.
@@ -24,17 +25,18 @@ The model, tokenizer, chat template and answer-word ids are shared with the sequ
 (llama_inprocess.LlamaModel). Per-call seconds are the decode time shared out by tokens, so they add
 up to the engine's wall time.
 
-Why a stream per sequence and no copies between sequences: llama.cpp sums attention over KV cells with
-SIMD lanes assigned by cell index, so where a sequence's cells sit among other sequences' cells changes
-its rounding — which sequences happen to share a batch would then change the numbers, and a resumed run
-would not match an uninterrupted one. Measured on the tiny judge: a unified KV cache with prefixes shared
-by `llama_memory_seq_cp` moved P(yes) by up to 0.03 against the sequential backend, and so did
-llama.cpp's whole-stream copies between streams. In a stream of its own that only ever drops its tail
-and appends, a sequence's cells sit at positions 0..n-1 exactly as in the sequential backend, and what
-shares a batch never changes a number (tests/test_engine.py). Against the sequential backend the
-verdicts are bit-identical too (bench/engine_bench.py, 211 calls: max |ΔP| 0), but 1 of 90 generated JSON
-answers differed: llama.cpp rounds a piece decoded as a single token differently from one inside a longer
-piece, and the two backends reuse different prefixes, so a prompt's last piece can differ in length.
+Why a stream per sequence: llama.cpp sums attention over KV cells with SIMD lanes assigned by cell
+index, so where a sequence's cells sit among other sequences' cells changes its rounding — which
+sequences happen to share a batch would then change the numbers, and a resumed run would not match an
+uninterrupted one (measured on the tiny judge: a unified KV cache with prefixes shared by
+`llama_memory_seq_cp` moved P(yes) by up to 0.03 against the sequential backend). In a stream of its own
+that only ever drops its tail and appends, a sequence's cells sit at positions 0..n-1 exactly as in the
+sequential backend, and what shares a batch never changes a number (tests/test_engine.py). A copy between
+streams copies the whole stream, cells in their places, so a call in the copy computes exactly what it
+would in the slot it was copied from (tests/test_engine.py). Against the sequential backend the numbers
+can still differ in rounding: llama.cpp rounds a piece decoded as a single token differently from one
+inside a longer piece, and the backends reuse different prefixes, so a prompt's last piece can differ in
+length (bench/engine_bench.py measures it: verdict flips, largest |ΔP|, JSON answers that differ).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import JudgeError
-from .backend import Call, CallStats, DistributionCall, JsonCall, Reply, prompt_too_long
+from .backend import Call, CallStats, DistributionCall, JsonCall, OnReply, Reply, prompt_too_long
 from .grammar import strict_json_gbnf
 from .llama_inprocess import JsonDecoding, LlamaModel
 
@@ -89,7 +91,7 @@ class BatchedLlamaBackend(LlamaModel):
     engine = "llama.cpp batched"
 
     def __init__(self, model_path: Path, model_sha256: str, *, parallel: int = 4, n_ctx: int = 4096,
-                 share_by_waiting: bool | None = None, **options: Any) -> None:
+                 copy_prefixes: bool | None = None, **options: Any) -> None:
         import llama_cpp as lc
 
         if parallel < 1:
@@ -97,8 +99,9 @@ class BatchedLlamaBackend(LlamaModel):
         # llama-cpp-python's own context only serves tokenizing; keep it small.
         super().__init__(model_path, model_sha256, n_ctx=n_ctx, llama_n_ctx=64, **options)
         self.parallel = parallel
-        #: Whether a call waits for a busy slot holding its prefix (default: on a CPU; see the module docstring).
-        self.share_by_waiting = self.n_gpu_layers == 0 if share_by_waiting is None else share_by_waiting
+        #: Whether a call copies a prefix that a busy slot holds into an idle slot rather than wait for that
+        #: slot (default: on a GPU; see the module docstring).
+        self.copy_prefixes = self.n_gpu_layers != 0 if copy_prefixes is None else copy_prefixes
         params = type(self.llm.context_params).from_buffer_copy(self.llm.context_params)  # same settings as Llama's
         params.n_ctx = n_ctx * parallel
         params.n_batch, params.n_ubatch = N_BATCH, N_UBATCH
@@ -114,6 +117,7 @@ class BatchedLlamaBackend(LlamaModel):
         self._n_vocab = lc.llama_vocab_n_tokens(self._vocab)
         self._slots = [_Slot(seq) for seq in range(parallel)]
         self._finished = 0
+        self._fresh: list[int] = []  # calls whose reply is final but not yet handed to run's on_reply
         self._grammars: dict[str, Any] = {}
 
     def describe(self) -> dict[str, Any]:
@@ -133,18 +137,38 @@ class BatchedLlamaBackend(LlamaModel):
 
     # ---- scheduling ------------------------------------------------------------------------------
 
-    def run(self, calls: Sequence[Call]) -> list[Reply]:
+    def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
+        import llama_cpp as lc
+
         replies: list[Reply | None] = [None] * len(calls)
+        self._fresh.clear()
         queue: deque[_Job] = deque()
         for i, call in enumerate(calls):
             try:
                 queue.append(self._job(i, call))
             except JudgeError as exc:
-                replies[i] = exc
-        while queue or any(slot.job for slot in self._slots):
-            self._assign(queue)
-            self._step(replies)
-        return replies  # type: ignore[return-value]
+                self._reply(replies, i, exc)
+        try:
+            while True:
+                if on_reply is not None:
+                    for i in self._fresh:
+                        on_reply(i, replies[i])  # type: ignore[arg-type]
+                self._fresh.clear()
+                if not queue and not any(slot.job for slot in self._slots):
+                    return replies  # type: ignore[return-value]
+                self._assign(queue)
+                self._step(replies)
+        finally:  # on the way out of an interrupted round, free the slots (their KV stays valid) and samplers
+            for slot in self._slots:
+                if slot.job is not None:
+                    self._finish(slot, slot.job)
+            for job in queue:
+                if job.sampler is not None:
+                    lc.llama_sampler_free(job.sampler)
+
+    def _reply(self, replies: list[Reply | None], index: int, reply: Reply) -> None:
+        replies[index] = reply
+        self._fresh.append(index)
 
     def _job(self, index: int, call: Call) -> _Job:
         tokens = self.tokens(call.text)
@@ -160,16 +184,21 @@ class BatchedLlamaBackend(LlamaModel):
         return job
 
     def _assign(self, queue: deque[_Job]) -> None:
-        """Give idle slots the first queued jobs that need not wait for a busy slot's prefix."""
+        """Give idle slots the first queued jobs that need not wait for a busy slot's prefix; with
+        copy_prefixes, a prefix that a busy slot has decoded is copied into the idle slot instead."""
         import llama_cpp as lc
 
         waiting: list[_Job] = []
         while queue and any(slot.job is None for slot in self._slots):
             job = queue.popleft()
             slot, shared = self._best_idle(job.tokens)
-            if self.share_by_waiting and self._busy_share(job.tokens) > shared + WAIT_FOR_SHARED:
-                waiting.append(job)
+            source, held = self._holder(job.tokens) if self.copy_prefixes else (slot, shared)
+            if self._busy_share(job.tokens) > max(shared, held) + WAIT_FOR_SHARED:
+                waiting.append(job)  # a busy slot is decoding this prefix: take it (or a copy) once it is there
                 continue
+            if held > shared + WAIT_FOR_SHARED:
+                self._copy(source, slot)
+                shared = held
             lc.llama_memory_seq_rm(self._mem, slot.seq, shared, -1)
             slot.kv = slot.kv[:shared]
             job.reused = job.fed = shared
@@ -189,6 +218,22 @@ class BatchedLlamaBackend(LlamaModel):
         shares = [_common_prefix(slot.kv, tokens, limit) for slot in idle]
         best = max(range(len(idle)), key=lambda i: (shares[i] if shares[i] >= WAIT_FOR_SHARED else 0, -idle[i].used))
         return idle[best], shares[best]
+
+    def _holder(self, tokens: list[int]) -> tuple[_Slot, int]:
+        """The slot whose decoded KV holds the longest prefix of `tokens` (all but the last token), busy or not."""
+        limit = len(tokens) - 1
+        shares = [_common_prefix(slot.kv, tokens, limit) for slot in self._slots]
+        best = max(range(len(self._slots)), key=lambda i: shares[i])
+        return self._slots[best], shares[best]
+
+    def _copy(self, source: _Slot, target: _Slot) -> None:
+        """Make `target`'s stream a copy of `source`'s (llama.cpp copies the whole stream before the next
+        decode; the caller then drops the tail it does not share). The cells keep their places, so the copy
+        computes exactly what `source` would for the same suffix (tests/test_engine.py)."""
+        import llama_cpp as lc
+
+        lc.llama_memory_seq_cp(self._mem, source.seq, target.seq, -1, -1)
+        target.kv = list(source.kv)
 
     def _busy_share(self, tokens: list[int]) -> int:
         """The longest prefix of `tokens` that a busy slot's prompt holds (or will hold once decoded)."""
@@ -262,18 +307,18 @@ class BatchedLlamaBackend(LlamaModel):
             if isinstance(job.call, DistributionCall):
                 pointer = lc.llama_get_logits_ith(self._ctx, index)
                 logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).copy()
-                replies[job.index] = self.distribution(job.call, logits, len(job.tokens), job.reused, job.seconds)
+                self._reply(replies, job.index, self.distribution(job.call, logits, len(job.tokens), job.reused, job.seconds))
                 self._finish(slot, job)
                 return
             token = self._greedy(job.sampler, index)
             assert job.decoding is not None
             if job.decoding.feed(token):
-                replies[job.index] = job.decoding.reply(job.reused, job.seconds)
+                self._reply(replies, job.index, job.decoding.reply(job.reused, job.seconds))
                 self._finish(slot, job)
             else:
                 job.pending = token
         except JudgeError as exc:
-            replies[job.index] = exc
+            self._reply(replies, job.index, exc)
             self._finish(slot, job)
 
     def _finish(self, slot: _Slot, job: _Job) -> None:
@@ -291,10 +336,8 @@ class BatchedLlamaBackend(LlamaModel):
 
         for slot in self._slots:
             if slot.job is not None:
-                replies[slot.job.index] = JudgeError(message)
-                if slot.job.sampler is not None:
-                    lc.llama_sampler_free(slot.job.sampler)
-                slot.job = None
+                self._reply(replies, slot.job.index, JudgeError(message))
+                self._finish(slot, slot.job)
             lc.llama_memory_seq_rm(self._mem, slot.seq, -1, -1)
             slot.kv = []
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError, ModelError
-from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, Reply,
+from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, OnReply, Reply,
                       logsumexp, own_tokens, prompt_too_long, spellings)
 from .grammar import strict_json_gbnf
 from .llama_server import model_params
@@ -180,13 +180,16 @@ class LlamaCppBackend(LlamaModel):
         self.reuse_prefix = reuse_prefix
         self._grammars: dict[str, Any] = {}
 
-    def run(self, calls: Sequence[Call]) -> list[Reply]:
+    def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
         replies: list[Reply] = []
-        for call in calls:
+        for i, call in enumerate(calls):
             try:
-                replies.append(self._json(call) if isinstance(call, JsonCall) else self._distribution(call))
+                reply: Reply = self._json(call) if isinstance(call, JsonCall) else self._distribution(call)
             except JudgeError as exc:
-                replies.append(exc)
+                reply = exc
+            replies.append(reply)
+            if on_reply is not None:
+                on_reply(i, reply)
         return replies
 
     def _json(self, call: JsonCall) -> JsonReply:

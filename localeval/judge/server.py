@@ -32,12 +32,12 @@ import json
 import math
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from ..errors import JudgeError, JudgeServerError, OptionError
-from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, Reply,
+from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, OnReply, Reply,
                       logsumexp, own_tokens, prompt_too_long, spellings)
 from .http_client import JsonHttp, ServerCallError
 
@@ -111,8 +111,19 @@ class ServerBackend:
     def prompt_tokens(self, text: str) -> int:
         return self._unless_gone(self._prompt_tokens, text)
 
-    def run(self, calls: Sequence[Call]) -> list[Reply]:
-        replies = list(self._pool.map(self._one, calls))
+    def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
+        futures = {self._pool.submit(self._one, call): i for i, call in enumerate(calls)}
+        answered: dict[int, Reply] = {}
+        try:
+            for future in as_completed(futures):  # in this thread, as each request returns
+                i = futures[future]
+                answered[i] = future.result()
+                if on_reply is not None:
+                    on_reply(i, answered[i])
+        finally:
+            for future in futures:
+                future.cancel()  # an interrupted round sends no more requests
+        replies = [answered[i] for i in range(len(calls))]
         lost = [r for r in replies if isinstance(r, ServerCallError) and r.unreachable]
         if replies and len(lost) == len(replies):
             raise self._gone(lost[0])
