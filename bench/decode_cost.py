@@ -3,7 +3,8 @@ and one token each of k sequences (what k slots generating side by side decode p
 
 This is what the batched engine's scheduling rests on (judge/llama_batched.py): where k sequences of one
 token cost about k times one, generating side by side gains nothing and decoding fewer prompt tokens is
-the whole gain; where they cost about one (a GPU), side by side is the gain.
+the whole gain; where they cost about one (a GPU), side by side is the gain. Last, whether the shape
+changes the numbers: one sequence's next-token logits with its token decoded alone and beside k - 1 others.
 
     .venv/bin/python bench/decode_cost.py                      # the default judge, this machine's cores
     .venv/bin/python bench/decode_cost.py --gpu-layers -1      # on a GPU
@@ -21,6 +22,8 @@ import time
 from datetime import date
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -81,14 +84,32 @@ def main() -> None:
         seconds = decode([(seq, PREFIX) for seq in range(k)])
         rows.append({"shape": f"{k} sequence{'s' if k > 1 else ''} x 1 token", "tokens": k, "ms": round(1000 * seconds, 1),
                      "ms_per_token": round(1000 * seconds / k, 1)})
+
+    def first_logits(entries: list[tuple[int, int]]) -> np.ndarray:
+        """Sequence 0's next-token logits when its token is decoded in one batch with `entries`."""
+        for seq in range(args.sequences):
+            lc.llama_memory_seq_rm(mem, seq, PREFIX, -1)
+        for i, (seq, position) in enumerate(entries):
+            backend._put(i, tokens[position], position, seq, i == 0)  # noqa: SLF001
+        batch.n_tokens = len(entries)
+        if lc.llama_decode(ctx, batch) != 0:
+            raise SystemExit("llama_decode failed")
+        return np.ctypeslib.as_array(lc.llama_get_logits_ith(ctx, 0), shape=(backend._n_vocab,)).copy()  # noqa: SLF001
+
+    # Whether what shares a batch changes a sequence's numbers: its token alone, then beside k - 1 others.
+    alone = first_logits([(0, PREFIX)])
+    beside = [{"sequences": k, "max_abs_delta_logit": float(np.abs(first_logits([(seq, PREFIX) for seq in range(k)]) - alone).max())}
+              for k in sorted({2, 4, 8, args.sequences})]
     backend.close()
     lines = ["| shape | ms | ms per token |", "|---|---|---|"]
     lines += [f"| {r['shape']} | {r['ms']} | {r['ms_per_token']} |" for r in rows]
+    lines += ["", "| one token beside k - 1 others, k | max abs delta logit against alone |", "|---|---|"]
+    lines += [f"| {b['sequences']} | {b['max_abs_delta_logit']:.4g} |" for b in beside]
     print("\n".join(lines))
     where = device(args.gpu_layers)
     out = REPO / "bench" / "results" / f"decode-cost-{date.today()}-{args.judge or 'default'}-{where.replace(' ', '_')}.json"
     out.write_text(json.dumps({"args": vars(args), "device": where, "machine": platform.platform(), "rows": rows,
-                               "table": "\n".join(lines)}, indent=1) + "\n", encoding="utf-8")
+                               "beside_others": beside, "table": "\n".join(lines)}, indent=1) + "\n", encoding="utf-8")
     print(f"results in {out}")
 
 

@@ -1,5 +1,5 @@
 """The batched engine (judge/llama_batched.py) with the real tiny judge: the same numbers as the sequential
-backend on these fixtures, bit for bit, whatever else shares a batch; how slots share prefixes; windows,
+backend on these fixtures, bit for bit, whatever else shares a batch here; how slots share prefixes; windows,
 judge errors and resume inside a batch.
 
 Speed is measured by bench/engine_bench.py, never asserted here.
@@ -64,7 +64,9 @@ def test_batched_numbers_equal_the_sequential_ones_bit_for_bit(sequential: local
 
 
 def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> None:
-    """One distribution call, alone and among calls of other prompts in two parallel settings."""
+    """One distribution call, alone and among calls of other prompts in two parallel settings. This holds
+    while the micro-batches stay below the row count at which llama.cpp's CPU kernels change (beside 7
+    other sequences a token rounds differently: bench/decode_cost.py)."""
     path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
     kit = JudgeKit(JudgeOptions())
     target = Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement="Curie died in 1934."))

@@ -31,7 +31,11 @@ sequences happen to share a batch would then change the numbers, and a resumed r
 uninterrupted one (measured on the tiny judge: a unified KV cache with prefixes shared by
 `llama_memory_seq_cp` moved P(yes) by up to 0.03 against the sequential backend). In a stream of its own
 that only ever drops its tail and appends, a sequence's cells sit at positions 0..n-1 exactly as in the
-sequential backend, and what shares a batch never changes a number (tests/test_engine.py). A copy between
+sequential backend, and other sequences' cells never enter its arithmetic. What still can: llama.cpp's
+CPU matrix kernels change with the number of rows a micro-batch holds, so a token decoded beside 7 others
+rounds differently from the same token alone (bench/decode_cost.py: max |Δlogit| 0.43; beside 1 or 3
+others, 0). A setting's numbers repeat exactly, as the schedule is deterministic, but a resumed run (a
+different schedule) can round differently from an uninterrupted one. A copy between
 streams copies the whole stream, cells in their places, so a call in the copy computes exactly what it
 would in the slot it was copied from (tests/test_engine.py). Against the sequential backend the numbers
 can still differ in rounding: llama.cpp rounds a piece decoded as a single token differently from one
