@@ -195,8 +195,10 @@ class BatchedLlamaBackend(LlamaModel):
         waiting: list[_Job] = []
         while queue and any(slot.job is None for slot in self._slots):
             job = queue.popleft()
-            slot, shared = self._best_idle(job.tokens)
-            source, held = self._holder(job.tokens) if self.copy_prefixes else (slot, shared)
+            limit = len(job.tokens) - 1  # the last token is always decoded, for fresh logits
+            shares = [_common_prefix(s.kv, job.tokens, limit) for s in self._slots]
+            slot, shared = self._best_idle(shares)
+            source, held = self._holder(shares) if self.copy_prefixes else (slot, shared)
             if self._busy_share(job.tokens) > max(shared, held) + WAIT_FOR_SHARED:
                 waiting.append(job)  # a busy slot is decoding this prefix: take it (or a copy) once it is there
                 continue
@@ -209,24 +211,20 @@ class BatchedLlamaBackend(LlamaModel):
             slot.job = job
         queue.extendleft(reversed(waiting))
 
-    def _best_idle(self, tokens: list[int]) -> tuple[_Slot, int]:
-        """The idle slot holding the longest prefix of `tokens` (at most all but the last token, which must
-        be decoded for fresh logits); without one, the idle slot used least recently.
+    def _best_idle(self, shares: list[int]) -> tuple[_Slot, int]:
+        """The idle slot holding the longest prefix of a call's tokens (`shares`: each slot's, in slot order);
+        without one, the idle slot used least recently.
 
         A share shorter than WAIT_FOR_SHARED (the chat template's first tokens) counts as none: taking a
         slot for it would drop the instructions another prompt left there, which that prompt's next calls
         (the next window's) would then decode again. Least recently used first, each prompt's instructions
         stay in a slot of their own while there are as many slots as prompts."""
-        limit = len(tokens) - 1
-        idle = [slot for slot in self._slots if slot.job is None]
-        shares = [_common_prefix(slot.kv, tokens, limit) for slot in idle]
-        best = max(range(len(idle)), key=lambda i: (shares[i] if shares[i] >= WAIT_FOR_SHARED else 0, -idle[i].used))
-        return idle[best], shares[best]
+        idle = [i for i, slot in enumerate(self._slots) if slot.job is None]
+        best = max(idle, key=lambda i: (shares[i] if shares[i] >= WAIT_FOR_SHARED else 0, -self._slots[i].used))
+        return self._slots[best], shares[best]
 
-    def _holder(self, tokens: list[int]) -> tuple[_Slot, int]:
-        """The slot whose decoded KV holds the longest prefix of `tokens` (all but the last token), busy or not."""
-        limit = len(tokens) - 1
-        shares = [_common_prefix(slot.kv, tokens, limit) for slot in self._slots]
+    def _holder(self, shares: list[int]) -> tuple[_Slot, int]:
+        """The slot whose decoded KV holds the longest prefix of a call's tokens, busy or not."""
         best = max(range(len(self._slots)), key=lambda i: shares[i])
         return self._slots[best], shares[best]
 
