@@ -23,7 +23,7 @@ from ..data.records import Sample
 from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
 from .judged import THRESHOLD, Flow, JudgeMetric
-from .registry import MetricOption, register_metric
+from .registry import MetricOption, check_choices, register_metric
 from .steps import best_of_windows, sentence_statements, statements_of, support
 
 RECALL_STATEMENTS = ("sentences", "judge")
@@ -67,8 +67,7 @@ class ContextRecall(JudgeMetric):
         return cls(context.kit, statements=context.options["context_recall_statements"])
 
     def __init__(self, kit: JudgeKit, statements: str = "sentences") -> None:
-        if statements not in RECALL_STATEMENTS:
-            raise ValueError(f"context_recall option {statements!r} is not one of {', '.join(RECALL_STATEMENTS)}")
+        check_choices(self.name, (statements, RECALL_STATEMENTS))
         super().__init__(kit)
         self.statements = statements
 

@@ -29,7 +29,7 @@ from ..judge.kit import JudgeKit
 from ..text import split_sentences
 from .base import Measurement, MetricContext, Outcome, Skipped
 from .judged import THRESHOLD, Flow, JudgeMetric
-from .registry import MetricOption, register_metric
+from .registry import MetricOption, check_choices, register_metric
 from .steps import best_of_windows
 
 METHODS = ("list", "probability")
@@ -49,8 +49,7 @@ class ContextRelevance(JudgeMetric):
         return cls(context.kit, method=context.options["context_relevance_method"])
 
     def __init__(self, kit: JudgeKit, method: str = "list") -> None:
-        if method not in METHODS:
-            raise ValueError(f"context_relevance method {method!r} is not one of {', '.join(METHODS)}")
+        check_choices(self.name, (method, METHODS))
         super().__init__(kit)
         self.method = method
 

@@ -37,7 +37,7 @@ from ..judge.injection import screen
 from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
 from .judged import THRESHOLD, Flow, JudgeMetric
-from .registry import MetricOption, register_metric
+from .registry import MetricOption, check_choices, register_metric
 from .steps import VERDICTS, passages_for, sentence_statements, statements_of, support
 
 AGAINST = ("contexts", "reference_docs")
@@ -77,10 +77,8 @@ class Faithfulness(JudgeMetric):
 
     def __init__(self, kit: JudgeKit, against: str = "contexts", statements: str = "sentences", evidence: str = "context",
                  verdict: str = "two-way", question: str = "none") -> None:
-        for value, allowed in ((against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE), (verdict, tuple(VERDICTS)),
-                               (question, QUESTION)):
-            if value not in allowed:
-                raise ValueError(f"faithfulness option {value!r} is not one of {', '.join(allowed)}")
+        check_choices(self.name, (against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE),
+                      (verdict, tuple(VERDICTS)), (question, QUESTION))
         super().__init__(kit)
         self.against, self.statements, self.evidence, self.verdict = against, statements, evidence, verdict
         self.question = question

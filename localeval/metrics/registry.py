@@ -56,6 +56,14 @@ class MetricOption:
         return value
 
 
+def check_choices(metric: str, *values: tuple[str, Sequence[str]]) -> None:
+    """ValueError for a (value, allowed) pair whose value is not allowed: a metric built in Python gets the
+    check that MetricOption.check gives the CLI and MetricOptions."""
+    for value, allowed in values:
+        if value not in allowed:
+            raise ValueError(f"{metric} option {value!r} is not one of {', '.join(allowed)}")
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """What the registry knows of one metric class (or family, for metrics with a cutoff)."""
