@@ -13,7 +13,9 @@ tokens per sample beside it, so a method is chosen for its accuracy *and* its co
   `is_hallucinated_majority`), RGB-zh passage relevance (a query with one of its qrels passages, or with
   a non-relevant passage that shares the most words with it; `rgb-zh-passages-heldout`: the same built from
   queries outside the first 100, to check a prompt chosen on those), Cranfield passage relevance (a query with
-  a document judged relevant with grade >= 3, or an unjudged document that shares the most words).
+  a document judged relevant with grade >= 3, or an unjudged document that shares the most words),
+  HaluEval passage usefulness for context_precision (a question and its reference answer with its own
+  knowledge passage, or with another question's that shares the most words).
 
 Every row set is a seeded slice (--limit pairs or rows per set). Agreement runs share one judge cache
 (--cache), so variants that ask the same question pay once and an interrupted run resumes; seconds and
@@ -204,6 +206,32 @@ def rgb_zh_heldout(limit: int, seed: int) -> DevSet:
                   note="the rgb-zh-passages rows of queries outside its first 100 (the slice prompts were chosen on)")
 
 
+def halueval_passages(limit: int, seed: int) -> DevSet:
+    """context_precision's own question: is this chunk useful for arriving at the reference answer? Half
+    the rows a HaluEval question with its own knowledge passage (1), half with the knowledge passage of
+    another question that shares the most words with the question and the reference (0: a hard negative,
+    as a retriever would return it). The reference is the right answer."""
+    rows = [r for r in read_jsonl(DATA / "halueval_qa_dev.jsonl") if int(r["is_hallucinated"]) == 0]
+    rng = random.Random(seed)
+    chosen = rng.sample(rows, min(limit, len(rows)))
+    passages = {row["id"]: " ".join(row["contexts"]) for row in rows}
+    passage_tokens = {i: _tokens(text) for i, text in passages.items()}
+    samples, labels = [], {}
+    for i, row in enumerate(chosen):
+        if i % 2 == 0:
+            doc, label = row["id"], 1
+        else:
+            words = _tokens(row["question"] + " " + row["reference"])
+            doc = max((d for d in passages if d != row["id"]), key=lambda d: (len(words & passage_tokens[d]), d))
+            label = 0
+        sample_id = f"{row['id']}-{doc}"
+        samples.append({"id": sample_id, "question": row["question"], "reference": row["reference"],
+                        "contexts": [{"id": doc, "text": passages[doc]}]})
+        labels[sample_id] = label
+    return DevSet("halueval-passages", "en", ("context_precision",), samples, labels=labels,
+                  note="question + reference answer with its own knowledge passage (1) or the most word-sharing other one (0)")
+
+
 def cranfield(limit: int, seed: int) -> DevSet:
     queries, corpus, qrels = _collection(DATA / "cranfield")
     return _passage_set("cranfield-passages", "en", queries, corpus, qrels, 3, limit, seed,
@@ -213,7 +241,7 @@ def cranfield(limit: int, seed: int) -> DevSet:
 SETS: dict[str, Callable[[int, int], DevSet]] = {
     "halueval": halueval, "halueval-recall": halueval_recall, "uhgeval": uhgeval, "relevance-en": relevance_en,
     "relevance-zh": relevance_zh, "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
-    "cranfield-passages": cranfield,
+    "cranfield-passages": cranfield, "halueval-passages": halueval_passages,
 }
 
 # ---- method variants: metric option values (each run through localeval as a user would) -------------
@@ -309,13 +337,26 @@ def measure(dev: DevSet, metric: str, variant_name: str, args: argparse.Namespac
                   "prompt_tokens_per_sample": usage.get("prompt_tokens", 0) / n,
                   "generated_tokens_per_sample": usage.get("generated_tokens", 0) / n}
     out = []
-    for column, entry in result.summary["metrics"].items():
+    for column, entry in chunk_columns(result).items():
         scores = {row["id"]: row["metrics"][column] for row in result.rows if column in row["metrics"]}
         figures = pair_agreement(scores, dev.pairs) if dev.pairs else label_agreement(scores, dev.labels)
         out.append({"set": dev.name, "lang": dev.lang, "metric": metric, "variant": variant_name, "column": column,
                     "skipped": entry["n_skipped"], **figures, **timing,
                     "scores": scores})
     return out
+
+
+def chunk_columns(result: Any) -> dict[str, Any]:
+    """The run's columns, plus `context_precision.p`: on rows of one chunk, that chunk's P(useful) from the
+    details (the column itself is 0 or 1 there, so its AUROC is only its balanced accuracy)."""
+    columns = dict(result.summary["metrics"])
+    if "context_precision" in columns:
+        for row in result.rows:
+            useful = row["details"].get("context_precision", {}).get("useful", [])
+            if len(useful) == 1:
+                row["metrics"]["context_precision.p"] = useful[0]["p"]
+        columns["context_precision.p"] = {"n_skipped": columns["context_precision"]["n_skipped"]}
+    return columns
 
 
 def table(rows: list[dict[str, Any]]) -> str:

@@ -211,20 +211,28 @@ def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, li
 
 
 #: Answer-level verdicts a flip is counted on. `all`: faithful only if every statement is supported
-#: (faithfulness == 1, i.e. faithfulness.min >= 0.5), the verdict hallucination labels give an answer;
-#: `half`: at least half of the statements supported (faithfulness >= 0.5).
-VERDICTS = {"all": lambda m: m["faithfulness"] >= 1.0, "half": lambda m: m["faithfulness"] >= 0.5}
+#: (faithfulness.share == 1, i.e. faithfulness.min >= 0.5), the verdict hallucination labels give an answer;
+#: `half`: at least half of the statements supported (faithfulness.share >= 0.5).
+VERDICTS = {"all": lambda m: m["faithfulness.share"] >= 1.0, "half": lambda m: m["faithfulness.share"] >= 0.5}
+
+
+def current_names(metrics: dict[str, float]) -> dict[str, float]:
+    """A results file written before 2026-11-23 named the mean P `faithfulness.soft` and the share of
+    supported statements `faithfulness`."""
+    if "faithfulness.soft" not in metrics:
+        return metrics
+    return {**metrics, "faithfulness": metrics["faithfulness.soft"], "faithfulness.share": metrics["faithfulness"]}
 
 
 def tally(rows: list[dict[str, Any]], pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """Flips of each verdict between a plain base case and its injected variants, by placement."""
-    by_id = {row["id"]: row["metrics"] for row in rows}
+    by_id = {row["id"]: current_names(row["metrics"]) for row in rows}
     # A results file of an earlier version of this bench lacks the phrasings added since.
     counted = [(b, v) for b, v in pairs if "faithfulness" in by_id.get(b, {}) and "faithfulness" in by_id.get(v, {})]
     out: dict[str, Any] = {"variants": len(counted), "bases": len(CASES["en"]) + len(CASES["zh"]),
                            "bases_judged_unfaithful": {name: sum(1 for b in {b for b, _ in counted} if not ok(by_id[b]))
                                                        for name, ok in VERDICTS.items()},
-                           "soft_raised": sum(by_id[v]["faithfulness.soft"] > by_id[b]["faithfulness.soft"] + 1e-9
+                           "soft_raised": sum(by_id[v]["faithfulness"] > by_id[b]["faithfulness"] + 1e-9
                                               for b, v in counted)}
     for name, ok in VERDICTS.items():
         flipped = [v for b, v in counted if ok(by_id[b]) != ok(by_id[v])]

@@ -37,7 +37,7 @@ from tests.browser import chromium, open_report  # noqa: E402
 
 METRICS = {
     "precision@10": ["precision@10"], "recall@10": ["recall@10"], "mrr": ["mrr"], "ndcg@10": ["ndcg@10"],
-    "rouge_l": ["rouge_l.precision", "rouge_l.recall", "rouge_l.f"], "faithfulness": ["faithfulness", "faithfulness.soft"],
+    "rouge_l": ["rouge_l.precision", "rouge_l.recall", "rouge_l.f"], "faithfulness": ["faithfulness", "faithfulness.share"],
     "answer_relevance": ["answer_relevance"], "context_relevance": ["context_relevance"],
     "context_precision": ["context_precision"],
 }
@@ -75,7 +75,7 @@ def synthetic_row(i: int, rng: np.random.Generator) -> tuple[dict[str, Any], dic
         "mrr": {"mrr": rr}, "ndcg@10": {"ndcg@10": 1 / np.log2(ranks[0] + 1) if ranks else 0.0},
         "rouge_l": {"rouge_l.precision": float(rng.uniform(0, 0.4)), "rouge_l.recall": float(rng.uniform(0.2, 1)),
                     "rouge_l.f": float(rng.uniform(0, 0.5))},
-        "faithfulness": {"faithfulness": float(np.mean(p_statements >= 0.5)), "faithfulness.soft": float(p_statements.mean())},
+        "faithfulness": {"faithfulness": float(p_statements.mean()), "faithfulness.share": float(np.mean(p_statements >= 0.5))},
         "answer_relevance": {"answer_relevance": float(cosines.mean())},
         "context_relevance": {"context_relevance": len(needed) / n_sentences},
         "context_precision": {"context_precision": float(np.mean(useful >= 0.5))},

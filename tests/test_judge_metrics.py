@@ -67,7 +67,7 @@ def test_every_judge_metric_scores_english_and_chinese(tiny_run) -> None:
     for row in result.rows:
         statements = row["details"]["faithfulness"]["statements"]
         assert statements and all(0.0 <= s["p"] <= 1.0 and s["text"] for s in statements)
-        assert row["metrics"]["faithfulness.soft"] == pytest.approx(sum(s["p"] for s in statements) / len(statements), abs=1e-5)
+        assert row["metrics"]["faithfulness"] == pytest.approx(sum(s["p"] for s in statements) / len(statements), abs=1e-5)
         assert len(row["details"]["answer_relevance"]["questions"]) == 3
         assert sum(row["details"]["answer_relevance_rating"]["distribution"].values()) == pytest.approx(1.0, abs=1e-5)
         assert len(row["details"]["context_precision"]["useful"]) == 2
@@ -133,10 +133,11 @@ def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
                                 options=MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"))))
     faithful, unfaithful = (r["metrics"] for r in result.rows)
     evidence = json.dumps([r["details"] for r in result.rows], indent=1)
-    # Measured with the answers' own sentences (the default): 1.0 vs 0.0 (soft 0.906 vs 0.114); with the
-    # judge's decomposition it was 1.0 vs 0.5 (a background statement "Madrid is a city in Spain" it half-accepts).
-    assert faithful["faithfulness"] == 1.0 > unfaithful["faithfulness"], evidence
-    assert faithful["faithfulness.soft"] > unfaithful["faithfulness.soft"] + 0.3, evidence
+    # Measured with the answers' own sentences (the default): mean P 0.906 vs 0.114, share 1.0 vs 0.0; with
+    # the judge's decomposition the share was 1.0 vs 0.5 (a background statement "Madrid is a city in Spain"
+    # it half-accepts).
+    assert faithful["faithfulness.share"] == 1.0 > unfaithful["faithfulness.share"], evidence
+    assert faithful["faithfulness"] > unfaithful["faithfulness"] + 0.3, evidence
     claim = next(s for s in result.rows[1]["details"]["faithfulness"]["statements"] if "Madrid" in s["text"])
     assert claim["p"] < 0.2, evidence
 
@@ -169,7 +170,9 @@ def test_both_context_recall_statement_sources_run_in_english_and_chinese(tmp_pa
         details = row["details"]["context_recall"]
         assert row["skipped"] == {} and details["statements"], row
         attributable = [s["attributable"] for s in details["statements"]]
-        assert row["metrics"]["context_recall"] == sum(attributable) / len(attributable)
+        assert row["metrics"]["context_recall.share"] == sum(attributable) / len(attributable)
+        probs = [s["p"] for s in details["statements"]]
+        assert row["metrics"]["context_recall"] == pytest.approx(sum(probs) / len(probs), abs=1e-5)
         if statements == "sentences":
             assert [s["text"] for s in details["statements"]] == [row["reference"]]  # each reference is one sentence
     assert result.summary["settings"]["context_recall"]["statements"] == statements

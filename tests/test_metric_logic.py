@@ -43,6 +43,15 @@ def supported_if_words_present(call: DistributionCall) -> dict[str, float]:
     return {"yes": 0.9, "no": 0.1} if words(statement) <= words(context) else {"yes": 0.1, "no": 0.9}
 
 
+def supported_by_word_share(call: DistributionCall) -> dict[str, float]:
+    """verify_statement: P(yes) = the share of the statement's words that are in the context."""
+    if "yes" not in call.groups:
+        return {k: 1.0 for k in call.groups}
+    statement = words(between(call.text, "<statement>", "</statement>"))
+    share = len(statement & words(between(call.text, "<context>", "</context>"))) / len(statement)
+    return {"yes": share, "no": 1.0 - share}
+
+
 def measure(name: str, record: dict, backend: FakeBackend, cache: Path, **options: object) -> Measurement | Skipped:
     kit = fake_kit(backend, cache)
     (metric,) = build_metrics(name, MetricOptions(**options), kit=kit)
@@ -54,12 +63,13 @@ RECORD = {"id": "q1", "question": "Where is Paris?", "answer": "Paris is in Fran
           "contexts": ["Paris is the capital. Paris is in France."], "reference": "Paris is in France."}
 
 
-def test_faithfulness_is_the_share_of_supported_statements(tmp_path: Path) -> None:
-    backend = FakeBackend(split_answer, supported_if_words_present)
+def test_faithfulness_is_the_mean_probability_and_share_the_count_of_supported_statements(tmp_path: Path) -> None:
+    backend = FakeBackend(split_answer, supported_by_word_share)
     outcome = measure("faithfulness", RECORD, backend, tmp_path / "c.sqlite")
     assert isinstance(outcome, Measurement)
-    # two statements, P = 0.9 and 0.1 (by hand): 1 of 2 supported, mean P 0.5, min P 0.1
-    assert outcome.values == pytest.approx({"faithfulness": 0.5, "faithfulness.soft": 0.5, "faithfulness.min": 0.1})
+    # two statements, P = 4/4 and 1/5 of their words in the context (by hand): mean P 0.6, 1 of 2 with
+    # P >= 0.5, min P 0.2
+    assert outcome.values == pytest.approx({"faithfulness": 0.6, "faithfulness.share": 0.5, "faithfulness.min": 0.2})
     assert [s["supported"] for s in outcome.details["statements"]] == [True, False]
 
 
@@ -69,7 +79,7 @@ def test_long_passages_are_windowed_and_the_best_window_counts(tmp_path: Path) -
     backend = FakeBackend(split_answer, supported_if_words_present, n_ctx=260)
     outcome = measure("faithfulness", record, backend, tmp_path / "c.sqlite")
     assert isinstance(outcome, Measurement)
-    assert outcome.details["windows"] > 1 and outcome.values["faithfulness"] == 1.0
+    assert outcome.details["windows"] > 1 and outcome.values["faithfulness"] == pytest.approx(0.9)  # the last window's P
     verifications = [c for c in backend.calls if isinstance(c, DistributionCall)]
     assert len(verifications) == outcome.details["windows"]
     assert all(backend.prompt_tokens(c.text) <= backend.n_ctx - 1 for c in verifications)
@@ -91,15 +101,16 @@ def test_a_judge_error_skips_only_its_sample(tmp_path: Path) -> None:
 
 def test_context_recall_checks_each_sentence_of_the_reference_without_generation(tmp_path: Path) -> None:
     record = dict(RECORD, reference="Paris is in France. Paris has ninety million people.")
-    backend = FakeBackend(split_answer, supported_if_words_present)
+    backend = FakeBackend(split_answer, supported_by_word_share)
     outcome = measure("context_recall", record, backend, tmp_path / "c.sqlite")
-    # the second sentence's words are not all in the context: 1 of 2 attributable (by hand)
-    assert outcome.values == {"context_recall": 0.5}
+    # P = 4/4 and 1/5 of the sentences' words in the context (by hand): mean 0.6, 1 of 2 attributable
+    expected = pytest.approx({"context_recall": 0.6, "context_recall.share": 0.5})
+    assert outcome.values == expected
     assert [s["text"] for s in outcome.details["statements"]] == ["Paris is in France.", "Paris has ninety million people."]
     assert backend.calls and not [c for c in backend.calls if isinstance(c, JsonCall)]
-    decomposed = FakeBackend(split_answer, supported_if_words_present)
+    decomposed = FakeBackend(split_answer, supported_by_word_share)
     assert measure("context_recall", record, decomposed, tmp_path / "d.sqlite",
-                   context_recall_statements="judge").values == {"context_recall": 0.5}
+                   context_recall_statements="judge").values == expected
     assert [c for c in decomposed.calls if isinstance(c, JsonCall)]
 
 

@@ -8,8 +8,9 @@ rel_k = 1 when P ≥ 0.5. With precision@k = (Σ_{i≤k} rel_i) / k,
     context_precision = Σ_k precision@k · rel_k / (number of relevant chunks), 0 when none is relevant
 
 context_recall (Ragas): the reference answer is split into statements; each gets P(attributable to the
-contexts); context_recall = attributable / total. The statements are the reference's own sentences by
-default, as in Ragas' context recall prompt ("analyze each sentence of the ground truth and classify if it
+contexts); context_recall = their mean (the expected share attributable, as faithfulness reads its
+verdicts), context_recall.share = the share with P ≥ 0.5 (Ragas' count). The statements are the
+reference's own sentences by default, as in Ragas' context recall prompt ("analyze each sentence of the ground truth and classify if it
 can be attributed to the context"): a reference is written by people, one claim a sentence or close to it,
 so a split costs no generation and cannot leave a claim out; "judge" asks the judge to decompose it, as
 faithfulness's "judge" statements do.
@@ -53,9 +54,11 @@ class ContextPrecision(JudgeMetric):
 
 @register_metric
 class ContextRecall(JudgeMetric):
-    """Share of the reference answer's statements attributable to the contexts."""
+    """Expected share of the reference answer's statements attributable to the contexts (mean P, as
+    faithfulness reads its verdicts); `context_recall.share` is Ragas' count of those with P ≥ 0.5."""
 
     name = "context_recall"
+    columns = ("context_recall", "context_recall.share")
     groups = ("ragas", "judge")
     requires = ("contexts", "reference")
     options = (MetricOption("context_recall_statements", "sentences", "context_recall: statements are the reference "
@@ -85,7 +88,8 @@ class ContextRecall(JudgeMetric):
         probs, windows = ((yield from support(self.kit, lang, statements, sample.contexts)) if sample.contexts
                           else ([0.0] * len(statements), 0))
         attributable = [p >= THRESHOLD for p in probs]
-        return Measurement({self.name: sum(attributable) / len(statements)},
+        return Measurement({self.name: sum(probs) / len(probs),
+                            "context_recall.share": sum(attributable) / len(statements)},
                            {"statements": [{"text": t, "p": round(p, 6), "attributable": a}
                                            for t, p, a in zip(statements, probs, attributable)],
                             "windows": windows})

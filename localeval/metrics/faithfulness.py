@@ -4,9 +4,12 @@ Ragas' definition, made robust for small local judges: the answer is split into 
 statement gets P(supported) from the next-token probabilities of the verdict words (no text to parse).
 With n statements, of which s have P ≥ 0.5:
 
-    faithfulness      = s / n
-    faithfulness.soft = mean of the n probabilities
-    faithfulness.min  = the smallest probability (an answer is as faithful as its weakest claim)
+    faithfulness       = mean of the n probabilities: the expected share of supported statements when each
+                         verdict is read as the probability it is
+    faithfulness.share = s / n, Ragas' count (on one- or two-sentence answers it can only be 0, ½ or 1, so
+                         answers tie often and ties hide differences: bench/accuracy.py measures the mean
+                         ranking the better answer first more often on every pair set)
+    faithfulness.min   = the smallest probability (an answer is as faithful as its weakest claim)
 
 How the statements are made, what each is checked against and how the verdict is asked are options,
 each measured on the dev sets by bench/accuracy.py (README, "How accurate is the judge?"):
@@ -48,10 +51,10 @@ QUESTION = ("none", "beside")
 
 @register_metric
 class Faithfulness(JudgeMetric):
-    """Share of the answer's statements supported by the contexts (or reference documents)."""
+    """Expected share of the answer's statements supported by the contexts (or reference documents)."""
 
     name = "faithfulness"
-    columns = ("faithfulness", "faithfulness.soft", "faithfulness.min")
+    columns = ("faithfulness", "faithfulness.share", "faithfulness.min")
     groups = ("ragas", "judge")
     options = (
         MetricOption("faithfulness_against", "contexts", "Check the answer's statements against the retrieved "
@@ -120,5 +123,5 @@ class Faithfulness(JudgeMetric):
         if any(cut.values()):
             details["aimed_at_judge"] = {where: removed for where, removed in cut.items() if removed}
         return Measurement(
-            {"faithfulness": sum(supported) / len(texts), "faithfulness.soft": sum(probs) / len(probs),
+            {"faithfulness": sum(probs) / len(probs), "faithfulness.share": sum(supported) / len(texts),
              "faithfulness.min": min(probs)}, details)
