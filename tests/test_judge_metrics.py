@@ -212,6 +212,23 @@ def test_default_judge_ranks_the_passage_with_the_answer_above_one_on_the_same_t
         assert answers["p"] >= 0.9 and answers["p"] > topical["p"] + 0.1, row["details"]
 
 
+def test_default_judge_finds_the_chunk_that_leads_to_the_reference_more_useful_than_a_topical_one(tmp_path: Path) -> None:
+    """context_precision with the 1.5B judge: the chunk that gives the reference answer is useful, and more
+    useful than a chunk on the same film that does not (the hard case: a topical match)."""
+    record = {"id": "c0", "question": "Who directed the film The Silent Harbor?", "reference": "Lena Marsh directed it.",
+              "contexts": [{"id": "same-topic", "text": "The Silent Harbor premiered at the Toronto film festival in "
+                            "2019. Critics were divided, and its lead actor won a regional award."},
+                           {"id": "answers", "text": "The Silent Harbor is a 2019 drama directed by Lena Marsh. It "
+                            "follows a fisherman who hides a stranger during a storm."}]}
+    result = localeval.evaluate([record], metrics=["context_precision"],
+                                options=MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"))))
+    (row,) = result.rows
+    topical, answers = (u["p"] for u in row["details"]["context_precision"]["useful"])
+    # Measured: P(useful) 0.674 for the chunk that names the director, 0.467 for the topical one (so the
+    # metric is 1/2: the useful chunk is ranked second). The margin at 0.5 is thin; the ranking is the claim.
+    assert answers >= 0.5 and answers > topical + 0.15, row["details"]
+
+
 def test_an_empty_or_punctuation_only_answer_has_no_checkable_statement(tmp_path: Path) -> None:
     records = [dict(RECORDS[0], id="empty", answer=""), dict(RECORDS[0], id="dots", answer=" ... ?! "),
                dict(RECORDS[1], id="zh-dots", answer="。。。")]
