@@ -79,7 +79,7 @@ def test_long_passages_are_windowed_and_the_best_window_counts(tmp_path: Path) -
     backend = FakeBackend(split_answer, supported_if_words_present, n_ctx=260)
     outcome = measure("faithfulness", record, backend, tmp_path / "c.sqlite")
     assert isinstance(outcome, Measurement)
-    assert outcome.details["windows"] > 1 and outcome.values["faithfulness"] == pytest.approx(0.9)  # the last window's P
+    assert outcome.details["windows"] > 1 and outcome.values["faithfulness"] == pytest.approx(0.9)  # the P of the window holding it
     verifications = [c for c in backend.calls if isinstance(c, DistributionCall)]
     assert len(verifications) == outcome.details["windows"]
     assert all(backend.prompt_tokens(c.text) <= backend.n_ctx - 1 for c in verifications)
