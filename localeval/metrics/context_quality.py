@@ -10,10 +10,10 @@ rel_k = 1 when P ≥ 0.5. With precision@k = (Σ_{i≤k} rel_i) / k,
 context_recall (Ragas): the reference answer is split into statements; each gets P(attributable to the
 contexts); context_recall = their mean (the expected share attributable, as faithfulness reads its
 verdicts), context_recall.share = the share with P ≥ 0.5 (Ragas' count). The statements are the
-reference's own sentences by default, as in Ragas' context recall prompt ("analyze each sentence of the ground truth and classify if it
-can be attributed to the context"): a reference is written by people, one claim a sentence or close to it,
-so a split costs no generation and cannot leave a claim out; "judge" asks the judge to decompose it, as
-faithfulness's "judge" statements do.
+reference's own sentences by default, as in Ragas' context recall prompt ("analyze each sentence of the
+ground truth and classify if it can be attributed to the context"): a reference is written by people, one
+claim a sentence or close to it, so a split costs no generation and cannot leave a claim out; "judge" asks
+the judge to decompose it, as faithfulness's "judge" statements do.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Sequence
 from ..data.records import Sample
 from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
-from .judged import THRESHOLD, Flow, JudgeMetric
+from .judged import THRESHOLD, Flow, JudgeMetric, mean_and_share
 from .registry import MetricOption, check_choices, register_metric
 from .steps import best_of_windows, sentence_statements, statements_of, support
 
@@ -87,11 +87,10 @@ class ContextRecall(JudgeMetric):
             return Skipped("no checkable statement in the reference")
         probs, windows = ((yield from support(self.kit, lang, statements, sample.contexts)) if sample.contexts
                           else ([0.0] * len(statements), 0))
-        attributable = [p >= THRESHOLD for p in probs]
-        return Measurement({self.name: sum(probs) / len(probs),
-                            "context_recall.share": sum(attributable) / len(statements)},
-                           {"statements": [{"text": t, "p": round(p, 6), "attributable": a}
-                                           for t, p, a in zip(statements, probs, attributable)],
+        mean, share = mean_and_share(probs)
+        return Measurement({self.name: mean, "context_recall.share": share},
+                           {"statements": [{"text": t, "p": round(p, 6), "attributable": p >= THRESHOLD}
+                                           for t, p in zip(statements, probs)],
                             "windows": windows})
 
 

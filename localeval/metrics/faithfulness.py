@@ -39,7 +39,7 @@ from ..data.records import Sample
 from ..judge.injection import screen
 from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
-from .judged import THRESHOLD, Flow, JudgeMetric
+from .judged import THRESHOLD, Flow, JudgeMetric, mean_and_share
 from .registry import MetricOption, check_choices, register_metric
 from .steps import VERDICTS, passages_for, sentence_statements, statements_of, support
 
@@ -122,6 +122,5 @@ class Faithfulness(JudgeMetric):
                self.against: [r for passage in passages for r in screen(passage.text).removed]}
         if any(cut.values()):
             details["aimed_at_judge"] = {where: removed for where, removed in cut.items() if removed}
-        return Measurement(
-            {"faithfulness": sum(probs) / len(probs), "faithfulness.share": sum(supported) / len(texts),
-             "faithfulness.min": min(probs)}, details)
+        mean, share = mean_and_share(probs)
+        return Measurement({"faithfulness": mean, "faithfulness.share": share, "faithfulness.min": min(probs)}, details)

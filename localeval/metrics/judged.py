@@ -30,6 +30,13 @@ from .base import Measurement, MetricContext, Outcome, Skipped
 #: A statement counts as supported, a chunk as useful, when the judge's probability is at least this.
 THRESHOLD = 0.5
 
+
+def mean_and_share(probs: Sequence[float]) -> tuple[float, float]:
+    """The two readings of a list of statement verdicts (faithfulness, context_recall): the mean P, which is
+    the expected share of supported statements and the headline, and the share with P ≥ THRESHOLD (Ragas'
+    count, the `.share` column)."""
+    return sum(probs) / len(probs), sum(p >= THRESHOLD for p in probs) / len(probs)
+
 T = TypeVar("T")
 #: A flow: yields the questions it needs next, is sent their answers, returns its result.
 Flow = Generator[list[Ask], list[Answer], T]
