@@ -2,8 +2,9 @@
 and one token each of k sequences (what k slots generating side by side decode per step).
 
 This is what the batched engine's scheduling rests on (judge/llama_batched.py): where k sequences of one
-token cost about k times one, generating side by side gains nothing and decoding fewer prompt tokens is
-the whole gain; where they cost about one (a GPU), side by side is the gain. Last, whether the shape
+token cost about k times one (a CPU below 8 rows), sitting side by side gains nothing and decoding fewer
+prompt tokens is the gain; from 8 rows on llama.cpp's tiled K-quant kernel makes a row cost a fraction of
+one alone (the generation lanes); where they cost about one (a GPU), side by side is the gain. Last, whether the shape
 changes the numbers: one sequence's next-token logits with its token decoded alone and beside k - 1 others.
 
     .venv/bin/python bench/decode_cost.py                      # the default judge, this machine's cores
@@ -46,7 +47,7 @@ def main() -> None:
     parser.add_argument("--judge", default=None)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--gpu-layers", type=int, default=0)
-    parser.add_argument("--sequences", type=int, default=8)
+    parser.add_argument("--sequences", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     spec = models.find(args.judge, "judge") if args.judge else models.default("judge")
@@ -76,11 +77,11 @@ def main() -> None:
         batch.n_tokens = PREFIX
         lc.llama_decode(ctx, batch)
     rows: list[dict[str, Any]] = []
-    for n in (1, 2, 4, 8, 16, 32, 64):
+    for n in (1, 2, 4, 7, 8, 9, 12, 16, 32, 64):  # around 8 rows, where llama.cpp's tiled K-quant kernel takes over
         seconds = decode([(0, PREFIX + i) for i in range(n)])
         rows.append({"shape": f"1 sequence x {n} token{'s' if n > 1 else ''}", "tokens": n, "ms": round(1000 * seconds, 1),
                      "ms_per_token": round(1000 * seconds / n, 1)})
-    for k in sorted({1, 2, 4, args.sequences}):
+    for k in sorted({1, 2, 4, 8, 12, args.sequences} - {k for k in (8, 12) if k > args.sequences}):
         seconds = decode([(seq, PREFIX) for seq in range(k)])
         rows.append({"shape": f"{k} sequence{'s' if k > 1 else ''} x 1 token", "tokens": k, "ms": round(1000 * seconds, 1),
                      "ms_per_token": round(1000 * seconds / k, 1)})

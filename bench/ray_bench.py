@@ -77,8 +77,9 @@ def judge_part(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list
     figures = []
     for i, (name, extra) in enumerate(settings):
         out = tmp / f"judge-{i}"
+        # --parallel 4, as when bench/results/ray-2026-11-22.json was taken (then the CPU default).
         command = ["score", str(data), "-m", JUDGE_METRICS, "--judge", args.judge, "--cache", str(out / "cache.sqlite"),
-                   "-o", str(out), "-q", *extra]
+                   "--parallel", "4", "-o", str(out), "-q", *extra]
         result = timed(command, env)
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         usage = summary["judge"]["usage"]
@@ -118,7 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["judge", "classical", "both"], default="both")
     parser.add_argument("--n", type=int, default=16, help="judge part: HaluEval rows (a multiple of 8 keeps "
-                        "the judge windows of the default --parallel 4 whole)")
+                        "the judge windows of --parallel 4 whole)")
     parser.add_argument("--judge", default="smollm2-135m-instruct-q4_1")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--rows", type=int, default=1_000_000, help="classical part: synthetic rows")

@@ -14,7 +14,7 @@ import pytest
 import localeval
 from localeval.judge import Ask, Judge
 from localeval.judge.kit import JudgeKit
-from localeval.judge.llama_batched import BatchedLlamaBackend
+from localeval.judge.llama_batched import BatchedLlamaBackend, _common_prefix
 from localeval.judge.llama_inprocess import LlamaCppBackend
 from localeval.metrics import JudgeOptions, MetricOptions
 from localeval import models
@@ -119,6 +119,51 @@ def test_a_shared_prefix_is_decoded_once_then_reused_in_place_or_copied(tmp_path
     assert n_copies == 0 and all_copies > 0  # only the GPU policy copies
     assert copied_cached[0] == 0 and min(copied_cached[1:]) > prompt // 2
     assert copied_values == values and copied_later.value == later.value
+
+
+def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tmp_path: Path) -> None:
+    """From SCORING_SLOTS + MIN_LANES sequences on, a CPU engine keeps its lowest slots for generation: JSON
+    calls run there side by side (one token each per decode, consecutive sequence ids, so llama.cpp can put
+    them in one micro-batch), each with a copy of the instructions; verdicts run in the top slots."""
+    import llama_cpp as lc
+
+    path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
+    kit = JudgeKit(JudgeOptions())
+    answers = ("Curie was a physicist.", "She won two Nobel Prizes.", "She was born in Warsaw.", "She died in 1934.")
+    generate = [Ask.json(kit.prompt("statements", "en", question="Who was Curie?", answer=a)) for a in answers]
+    verify = [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=a)) for a in answers]
+    asks = [x for pair in zip(generate, verify) for x in pair]
+    sequential = Judge(LlamaCppBackend(path, sha, n_threads=1), tmp_path / "s.sqlite")
+    expected = [a.value for a in sequential.ask(asks)]
+    sequential.close()
+
+    backend = BatchedLlamaBackend(path, sha, parallel=12, n_threads=1)
+    assert backend.lanes == 8
+    decodes: list[dict[int, int]] = []
+    real_decode = lc.llama_decode
+
+    def spy(ctx, batch):  # type: ignore[no-untyped-def]
+        seqs: dict[int, int] = {}
+        for i in range(batch.n_tokens):
+            seqs[batch.seq_id[i][0]] = seqs.get(batch.seq_id[i][0], 0) + 1
+        decodes.append(seqs)
+        return real_decode(ctx, batch)
+
+    lc.llama_decode = spy
+    judge = Judge(backend, tmp_path / "b.sqlite")
+    try:
+        got = judge.ask(asks)
+    finally:
+        lc.llama_decode = real_decode
+    assert [a.value for a in got] == expected
+    assert got[2].stats.cached_tokens > 0  # the second generation started from a copy of the instructions
+    generating_together = [d for d in decodes if sorted(s for s, n in d.items() if n == 1 and s < 8) == [0, 1, 2, 3]]
+    assert generating_together  # all four generated side by side in lanes 0..3
+    statements, verdict = (backend.tokens(backend.render(ask.prompt.messages)) for ask in (generate[0], verify[0]))
+    held = lambda prompt: {slot.seq for slot in backend._slots if _common_prefix(slot.kv, prompt, len(prompt)) > 40}  # noqa: E731, SLF001
+    assert held(statements) == {0, 1, 2, 3}  # the lanes hold the generations
+    assert held(verdict) and min(held(verdict)) >= 8  # the verdicts ran in the scoring slots only
+    judge.close()
 
 
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ RECORDS = [{"id": f"s{i}", "question": f"What is the capital of {country}?",
 
 
 def command(data: Path, out: Path, cache: Path) -> list[str]:
-    # --parallel 4 (the CPU default): one window of 8 samples, so every judge call of the run is in one round;
+    # --parallel 4: one window of 8 samples, so every judge call of the run is in one round;
     # each call is cached as it finishes, so the kill finds part of the round cached.
     return [sys.executable, "-m", "localeval", "score", str(data), "-o", str(out), "-m", METRICS, "--judge", TINY,
             "--threads", "1", "--n-ctx", "2048", "--parallel", "4", "--cache", str(cache), "-q"]

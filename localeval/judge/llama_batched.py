@@ -11,14 +11,21 @@ memory-bound, so N sequences cost little more than one. This backend drives llam
 - a call whose prompt shares a prefix with what a slot holds (the instructions, the contexts) runs in
   that slot and reuses it: the slot's tail is dropped, as the sequential backend does, and only the
   suffix is decoded. A call whose prefix a busy slot is still decoding waits until it is there, so a
-  context is decoded once for all the statements checked against it. Then, on a CPU, the call waits for
-  the slot that holds its prefix: there a few sequences decoding side by side cost about as much as one
-  after the other (bench/decode_cost.py), so decoding fewer tokens is the whole gain, and copying a
-  prefix into another slot would overwrite the instructions another prompt keeps there (measured: 85 s
-  → 134 s on the engine bench). On a GPU sequences side by side are the gain, so the prefix is copied
-  into an idle slot (`llama_memory_seq_cp` between streams) and the call starts at once;
-- every decode carries, per token, its sequence id and position; the last prompt token of each call and
-  every generated token request logits; JSON calls sample greedily under a grammar sampler
+  context is decoded once for all the statements checked against it. Then, on a CPU, a call that reads
+  one distribution waits for the slot that holds its prefix: a few rows in a micro-batch cost about as
+  much as the same rows one after the other (bench/decode_cost.py), so decoding fewer tokens is the
+  gain, and copying a prefix into another slot would overwrite the instructions another prompt keeps
+  there (measured: 85 s → 134 s on the engine bench). Generation is different: from 8 rows on,
+  llama.cpp's tiled K-quant matrix multiply takes the micro-batch and a row costs a fraction of one
+  decoded alone (16 sequences x 1 token: 311 ms, 1 token: 40 ms). So with enough sequences
+  (SCORING_SLOTS + MIN_LANES) the lowest slots are generation lanes: JSON calls run there side by
+  side, each taking the lowest idle lane and a copy of its instructions from wherever they are, so that
+  the generating lanes are consecutive sequences, which llama.cpp's equal split keeps in one
+  micro-batch; the top slots take the distribution calls as above. On a GPU sequences side by side are
+  the gain for every call, so the prefix is copied into an idle slot (`llama_memory_seq_cp` between
+  streams) and the call starts at once;
+- every decode carries, per token in sequence order, its sequence id and position; the last prompt token
+  of each call and every generated token request logits; JSON calls sample greedily under a grammar sampler
   of their own, distribution calls read their last logits.
 
 The model, tokenizer, chat template and answer-word ids are shared with the sequential backend
@@ -32,8 +39,8 @@ uninterrupted one (measured on the tiny judge: a unified KV cache with prefixes 
 `llama_memory_seq_cp` moved P(yes) by up to 0.03 against the sequential backend). In a stream of its own
 that only ever drops its tail and appends, a sequence's cells sit at positions 0..n-1 exactly as in the
 sequential backend, and other sequences' cells never enter its arithmetic. What still can: llama.cpp's
-CPU matrix kernels change with the number of rows a micro-batch holds, so a token decoded beside 7 others
-rounds differently from the same token alone (bench/decode_cost.py: max |Δlogit| 0.43; beside 1 or 3
+CPU matrix kernels change with the number of rows a micro-batch holds (the tiled kernel from 8 rows), so a
+token decoded beside 7 others rounds differently from the same token alone (bench/decode_cost.py: max |Δlogit| 0.43; beside 1 or 3
 others, 0). A setting's numbers repeat exactly, as the schedule is deterministic, but a resumed run (a
 different schedule) can round differently from an uninterrupted one. A copy between
 streams copies the whole stream, cells in their places, so a call in the copy computes exactly what it
@@ -61,6 +68,12 @@ from .llama_inprocess import JsonDecoding, LlamaModel
 #: A call waits for a busy slot when that slot's prompt shares this many more tokens with it than any idle
 #: slot holds (on a CPU); and a shorter share with an idle slot counts as none when choosing one.
 WAIT_FOR_SHARED = 32
+#: On a CPU with at least SCORING_SLOTS + MIN_LANES sequences, the lowest-numbered slots are generation lanes
+#: (JSON calls only) and the top SCORING_SLOTS slots take the calls that read one distribution. MIN_LANES:
+#: llama.cpp's tiled K-quant matrix multiply takes a micro-batch from 8 rows on, where a row costs a fraction
+#: of one decoded alone (bench/decode_cost.py); fewer lanes than that would gain nothing.
+SCORING_SLOTS = 4
+MIN_LANES = 8
 #: Tokens per llama_decode call (llama.cpp splits it further into micro-batches of N_UBATCH).
 N_BATCH = 2048
 N_UBATCH = 512
@@ -120,12 +133,16 @@ class BatchedLlamaBackend(LlamaModel):
         self._vocab = lc.llama_model_get_vocab(self.llm.model)
         self._n_vocab = lc.llama_vocab_n_tokens(self._vocab)
         self._slots = [_Slot(seq) for seq in range(parallel)]
+        lanes = parallel - SCORING_SLOTS
+        #: Generation lanes: slots 0..lanes-1 take the JSON calls, the rest the distribution calls (0: no
+        #: split, any call takes any slot). See the module docstring.
+        self.lanes = lanes if not self.copy_prefixes and lanes >= MIN_LANES else 0
         self._finished = 0
         self._fresh: list[int] = []  # calls whose reply is final but not yet handed to run's on_reply
         self._grammars: dict[str, Any] = {}
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "parallel": self.parallel}
+        return {**super().describe(), "parallel": self.parallel, "lanes": self.lanes}
 
     def close(self) -> None:
         import llama_cpp as lc
@@ -188,17 +205,28 @@ class BatchedLlamaBackend(LlamaModel):
         return job
 
     def _assign(self, queue: deque[_Job]) -> None:
-        """Give idle slots the first queued jobs that need not wait for a busy slot's prefix; with
-        copy_prefixes, a prefix that a busy slot has decoded is copied into the idle slot instead."""
+        """Give idle slots the first queued jobs that need not wait for a busy slot's prefix; a job whose
+        slots are all busy waits too. Where a prefix is held by another slot than the one the job takes (with
+        copy_prefixes; and for a generation lane, which copies the instructions from wherever they are), it
+        is copied in."""
         import llama_cpp as lc
 
         waiting: list[_Job] = []
         while queue and any(slot.job is None for slot in self._slots):
             job = queue.popleft()
+            lane = self.lanes > 0 and isinstance(job.call, JsonCall)
+            pool = self._slots[:self.lanes] if lane else self._slots[self.lanes:]
+            idle = [slot for slot in pool if slot.job is None]
+            if not idle:
+                waiting.append(job)
+                continue
             limit = len(job.tokens) - 1  # the last token is always decoded, for fresh logits
-            shares = [_common_prefix(s.kv, job.tokens, limit) for s in self._slots]
-            slot, shared = self._best_idle(shares)
-            source, held = self._holder(shares) if self.copy_prefixes else (slot, shared)
+            shares = {slot.seq: _common_prefix(slot.kv, job.tokens, limit) for slot in self._slots}
+            # A lane: the lowest idle one, so that the lanes generating side by side are consecutive sequences,
+            # which llama.cpp puts in one micro-batch (its equal split takes runs of consecutive ids).
+            slot = idle[0] if lane else self._best_idle(idle, shares)
+            shared = shares[slot.seq]
+            source, held = self._holder(shares) if self.copy_prefixes or lane else (slot, shared)
             if self._busy_share(job.tokens) > max(shared, held) + WAIT_FOR_SHARED:
                 waiting.append(job)  # a busy slot is decoding this prefix: take it (or a copy) once it is there
                 continue
@@ -211,22 +239,20 @@ class BatchedLlamaBackend(LlamaModel):
             slot.job = job
         queue.extendleft(reversed(waiting))
 
-    def _best_idle(self, shares: list[int]) -> tuple[_Slot, int]:
-        """The idle slot holding the longest prefix of a call's tokens (`shares`: each slot's, in slot order);
+    def _best_idle(self, idle: list[_Slot], shares: dict[int, int]) -> _Slot:
+        """The idle slot holding the longest prefix of a call's tokens (`shares`: each slot's, by sequence id);
         without one, the idle slot used least recently.
 
         A share shorter than WAIT_FOR_SHARED (the chat template's first tokens) counts as none: taking a
         slot for it would drop the instructions another prompt left there, which that prompt's next calls
         (the next window's) would then decode again. Least recently used first, each prompt's instructions
         stay in a slot of their own while there are as many slots as prompts."""
-        idle = [i for i, slot in enumerate(self._slots) if slot.job is None]
-        best = max(idle, key=lambda i: (shares[i] if shares[i] >= WAIT_FOR_SHARED else 0, -self._slots[i].used))
-        return self._slots[best], shares[best]
+        return max(idle, key=lambda slot: (shares[slot.seq] if shares[slot.seq] >= WAIT_FOR_SHARED else 0, -slot.used))
 
-    def _holder(self, shares: list[int]) -> tuple[_Slot, int]:
+    def _holder(self, shares: dict[int, int]) -> tuple[_Slot, int]:
         """The slot whose decoded KV holds the longest prefix of a call's tokens, busy or not."""
-        best = max(range(len(self._slots)), key=lambda i: shares[i])
-        return self._slots[best], shares[best]
+        best = max(self._slots, key=lambda slot: shares[slot.seq])
+        return best, shares[best.seq]
 
     def _copy(self, source: _Slot, target: _Slot) -> None:
         """Make `target`'s stream a copy of `source`'s (llama.cpp copies the whole stream before the next
@@ -252,20 +278,26 @@ class BatchedLlamaBackend(LlamaModel):
         outputs: list[tuple[int, _Slot]] = []
         share: dict[int, int] = {}
         n = 0
-        for slot in self._slots:  # generated tokens first: one each
+        # In sequence order, so that llama.cpp's equal split (a micro-batch takes a run of consecutive
+        # sequence ids, the same number of tokens of each) puts every lane's generated token in one
+        # micro-batch; room is kept for the generated tokens of later slots.
+        generating = sum(slot.job is not None and slot.job.pending is not None for slot in self._slots)
+        for slot in self._slots:
             job = slot.job
-            if job is not None and job.pending is not None:
+            if job is None:
+                continue
+            if job.pending is not None:  # a generated token: one
                 self._put(n, job.pending, len(slot.kv), slot.seq, True)
                 slot.kv.append(job.pending)
                 job.pending = None
                 outputs.append((n, slot))
                 share[slot.seq] = 1
                 n += 1
-        for slot in self._slots:  # then prompt tokens, as many as fit
-            job = slot.job
-            if job is None or job.fed >= len(job.tokens) or n >= N_BATCH:
+                generating -= 1
                 continue
-            take = min(len(job.tokens) - job.fed, N_BATCH - n)
+            take = min(len(job.tokens) - job.fed, N_BATCH - generating - n)  # prompt tokens, as many as fit
+            if take <= 0:
+                continue
             for offset in range(take):
                 position = job.fed + offset
                 last = position == len(job.tokens) - 1
@@ -275,7 +307,7 @@ class BatchedLlamaBackend(LlamaModel):
                 n += 1
             slot.kv.extend(job.tokens[job.fed: job.fed + take])
             job.fed += take
-            share[slot.seq] = share.get(slot.seq, 0) + take
+            share[slot.seq] = take
         if n == 0:
             return
         batch.n_tokens = n
