@@ -4,8 +4,9 @@ and one token each of k sequences (what k slots generating side by side decode p
 This is what the batched engine's scheduling rests on (judge/llama_batched.py): where k sequences of one
 token cost about k times one (a CPU below 8 rows), sitting side by side gains nothing and decoding fewer
 prompt tokens is the gain; from 8 rows on llama.cpp's tiled K-quant kernel makes a row cost a fraction of
-one alone (the generation lanes); where they cost about one (a GPU), side by side is the gain. Last, whether the shape
-changes the numbers: one sequence's next-token logits with its token decoded alone and beside k - 1 others.
+one alone (the generation lanes); where they cost about one (a GPU), side by side is the gain. Last,
+whether the shape changes the numbers: one sequence's next-token logits with its token decoded alone and
+beside k - 1 others.
 
     .venv/bin/python bench/decode_cost.py                      # the default judge, this machine's cores
     .venv/bin/python bench/decode_cost.py --gpu-layers -1      # on a GPU

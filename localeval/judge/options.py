@@ -39,7 +39,7 @@ class JudgeOptions:
 
 
 #: Sequences in flight when --parallel is not given (bench/engine_bench.py measured these; README).
-DEFAULT_PARALLEL_CPU = 16
+DEFAULT_PARALLEL_CPU = 4
 DEFAULT_PARALLEL_GPU = 32
 
 
