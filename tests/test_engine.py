@@ -160,7 +160,11 @@ def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tm
     generating_together = [d for d in decodes if sorted(s for s, n in d.items() if n == 1 and s < 8) == [0, 1, 2, 3]]
     assert generating_together  # all four generated side by side in lanes 0..3
     statements, verdict = (backend.tokens(backend.render(ask.prompt.messages)) for ask in (generate[0], verify[0]))
-    held = lambda prompt: {slot.seq for slot in backend._slots if _common_prefix(slot.kv, prompt, len(prompt)) > 40}  # noqa: E731, SLF001
+
+    def held(prompt: list[int]) -> set[int]:
+        """The slots whose KV holds the prompt's instructions (more than the chat template's first tokens)."""
+        return {slot.seq for slot in backend._slots if _common_prefix(slot.kv, prompt, len(prompt)) > 40}  # noqa: SLF001
+
     assert held(statements) == {0, 1, 2, 3}  # the lanes hold the generations
     assert held(verdict) and min(held(verdict)) >= 8  # the verdicts ran in the scoring slots only
     judge.close()

@@ -40,8 +40,8 @@ uninterrupted one (measured on the tiny judge: a unified KV cache with prefixes 
 that only ever drops its tail and appends, a sequence's cells sit at positions 0..n-1 exactly as in the
 sequential backend, and other sequences' cells never enter its arithmetic. What still can: llama.cpp's
 CPU matrix kernels change with the number of rows a micro-batch holds (the tiled kernel from 8 rows), so a
-token decoded beside 7 others rounds differently from the same token alone (bench/decode_cost.py: max |Δlogit| 0.43; beside 1 or 3
-others, 0). A setting's numbers repeat exactly, as the schedule is deterministic, but a resumed run (a
+token decoded beside 7 others rounds differently from the same token alone (bench/decode_cost.py: max
+|Δlogit| 0.43; beside 1 or 3 others, 0). A setting's numbers repeat exactly, as the schedule is deterministic, but a resumed run (a
 different schedule) can round differently from an uninterrupted one. A copy between
 streams copies the whole stream, cells in their places, so a call in the copy computes exactly what it
 would in the slot it was copied from (tests/test_engine.py). Against the sequential backend the numbers
@@ -134,8 +134,7 @@ class BatchedLlamaBackend(LlamaModel):
         self._n_vocab = lc.llama_vocab_n_tokens(self._vocab)
         self._slots = [_Slot(seq) for seq in range(parallel)]
         lanes = parallel - SCORING_SLOTS
-        #: Generation lanes: slots 0..lanes-1 take the JSON calls, the rest the distribution calls (0: no
-        #: split, any call takes any slot). See the module docstring.
+        #: Slots 0..lanes-1 take the JSON calls, the rest the distribution calls; 0: any call takes any slot.
         self.lanes = lanes if not self.copy_prefixes and lanes >= MIN_LANES else 0
         self._finished = 0
         self._fresh: list[int] = []  # calls whose reply is final but not yet handed to run's on_reply
