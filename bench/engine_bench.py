@@ -172,7 +172,7 @@ def main() -> None:
                         help="the batched engine's prefix policy (auto: copies on a GPU only)")
     args = parser.parse_args()
     force_copy_prefixes(args.copy_prefixes)
-    default = parallel_of(JudgeOptions(gpu_layers=args.gpu_layers))
+    default = parallel_of(JudgeOptions(judge=args.judge, gpu_layers=args.gpu_layers, n_ctx=args.n_ctx))
     settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
     samples = rows(args.rows)
     limit = None if args.no_ceiling or args.gpu_layers else ceiling(args.judge, n_ctx=args.n_ctx, threads=args.threads)

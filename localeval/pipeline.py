@@ -272,7 +272,11 @@ def batch_size(metrics: Sequence[Metric]) -> int:
     slow = [m for m in metrics if getattr(m, "slow", False)]
     if not slow:
         return BATCH_SIZE
-    parallel = min(parallel_of(m.kit.options) for m in slow)  # type: ignore[attr-defined]
+    return judge_window(min(parallel_of(m.kit.options) for m in slow))  # type: ignore[attr-defined]
+
+
+def judge_window(parallel: int) -> int:
+    """Samples per window of judge metrics for a judge with `parallel` sequences in flight (batch_size)."""
     return 1 if parallel == 1 else 2 * parallel
 
 

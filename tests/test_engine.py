@@ -7,6 +7,7 @@ Speed is measured by bench/engine_bench.py, never asserted here.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,46 @@ def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tm
     assert held(statements) == {0, 1, 2, 3}  # the lanes hold the generations
     assert held(verdict) and min(held(verdict)) >= 8  # the verdicts ran in the scoring slots only
     judge.close()
+
+
+def test_the_cpu_default_follows_the_judges_weights_and_the_memory_its_streams_take(tmp_path: Path) -> None:
+    """16 sequences (generation lanes) for a K-quant judge, read from its GGUF header; 4 for weights the tiled
+    kernel does not take (the tiny judge is Q4_1), for streams that would outgrow a quarter of the memory,
+    and for a file that is no GGUF (its load reports that)."""
+    from localeval.judge import options
+    from localeval.judge.gguf import read_header
+
+    tiny = read_header(models.resolve(TINY, "judge"))
+    assert tiny.file_type == 3 and not tiny.tiled  # LLAMA_FTYPE_MOSTLY_Q4_1
+    # SmolLM2-135M: 30 layers, 3 KV heads of 64 for K and V, f16; llama.cpp's own count of its KV buffer agrees
+    assert tiny.kv_bytes_per_token == 30 * 3 * (64 + 64) * 2
+    assert options.parallel_of(JudgeOptions(judge=TINY)) == options.DEFAULT_PARALLEL_CPU == 4
+    assert options.parallel_of(JudgeOptions(judge=TINY, gpu_layers=-1)) == options.DEFAULT_PARALLEL_GPU
+    assert options.parallel_of(JudgeOptions(judge=TINY, parallel=7)) == 7
+
+    # The same header with the type byte of Q4_K_M (15): a K-quant judge gets the lanes' default.
+    kquant = tmp_path / "k.gguf"
+    kquant.write_bytes(_with_file_type(models.resolve(TINY, "judge"), 15))
+    assert read_header(kquant).tiled and read_header(kquant).kv_bytes_per_token == tiny.kv_bytes_per_token
+    assert options.parallel_of(JudgeOptions(judge=str(kquant))) == options.DEFAULT_PARALLEL_CPU_TILED == 16
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    too_long = int(memory * options.KV_SHARE_OF_MEMORY / (16 * tiny.kv_bytes_per_token)) + 512
+    assert options.parallel_of(JudgeOptions(judge=str(kquant), n_ctx=too_long)) == 4
+    foreign = tmp_path / "x.gguf"
+    foreign.write_bytes(_with_file_type(models.resolve(TINY, "judge"), 15)[:4096])  # a header that breaks off
+    assert options.parallel_of(JudgeOptions(judge=str(foreign))) == 4
+
+
+def _with_file_type(path: Path, file_type: int) -> bytes:
+    """The GGUF file's bytes with general.file_type (a uint32) set to `file_type`."""
+    import struct
+
+    data = bytearray(path.read_bytes())
+    key = b"general.file_type"
+    at = data.index(struct.pack("<Q", len(key)) + key) + 8 + len(key)
+    assert struct.unpack_from("<I", data, at)[0] == 4  # GGUF's uint32
+    struct.pack_into("<I", data, at + 4, file_type)
+    return bytes(data)
 
 
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:

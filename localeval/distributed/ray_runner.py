@@ -31,9 +31,10 @@ from ..data.labels import Labels
 from ..errors import LocalevalError, ModelError, OptionError
 from ..judge.backend import CallStats
 from ..judge.cache import check_cache_path
+from ..judge.options import DEFAULT_PARALLEL_CPU, parallel_of
 from ..metrics import Metric, MetricOptions
 from ..models import names_a_path
-from ..pipeline import batch_size, write_results
+from ..pipeline import batch_size, judge_window, write_results
 from ..progress import Progress
 from ..settings import Settings
 from . import RayOptions
@@ -62,7 +63,8 @@ def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options
         check_cache_path(cache_path)
     with _connected(ray, ray_options.address):
         sha256 = _check_nodes(ray, kinds, remote_options, ray_options)
-        chunk = batch_size(metrics) * (1 if "judge" in kinds else CHEAP_BATCHES_PER_CHUNK)
+        chunk = (judge_window(parallel_of(remote_options.judge)) if "judge" in kinds
+                 else batch_size(metrics) * CHEAP_BATCHES_PER_CHUNK)
         run = _Run(ray, path.absolute(), fmt, columns, metrics, remote_options, ray_options, chunk, total)
         run.start(sha256 if "judge" in kinds else None, cache_path)
         return write_results(run.rows(), metrics, out_dir, str(path), {"ray": run.info}, labels, meter, run.judge_info)
@@ -107,10 +109,15 @@ def _for_actors(options: MetricOptions, ray_options: RayOptions) -> MetricOption
         raise OptionError("--judge-url with --ray: the actors would all send their calls to the one server; "
                           "score with --judge-url alone, or give each actor its own judge (a GGUF) with --ray")
     settings = Settings.resolve(judge=options.judge.judge, embedder=options.judge.embedder)
+    # Without --parallel, a CPU actor keeps DEFAULT_PARALLEL_CPU sequences: a node runs an actor per CPU, and
+    # the single-process default's 16 KV streams (1.9 GB for the default judge) are sized for one process.
+    parallel = options.judge.parallel
+    if parallel is None and options.judge.gpu_layers == 0:
+        parallel = DEFAULT_PARALLEL_CPU
     # replace(): every other judge setting travels as the driver has it.
     judge = replace(options.judge, judge=_absolute(settings.judge), embedder=_absolute(settings.embedder),
                     n_threads=ray_options.threads(options.judge.n_threads), cache=None,
-                    prompts_dir=_absolute(options.judge.prompts_dir))
+                    prompts_dir=_absolute(options.judge.prompts_dir), parallel=parallel)
     return MetricOptions(judge=judge, **options.values)
 
 

@@ -38,9 +38,19 @@ class JudgeOptions:
                 "lang": self.lang or "auto", "prompts": self.prompts_dir or "packaged"}
 
 
-#: Sequences in flight when --parallel is not given (bench/engine_bench.py measured these; README).
+#: Sequences in flight when --parallel is not given (bench/engine_bench.py measured these; README). On a
+#: CPU, 16 where llama.cpp's tiled matrix multiply takes the judge's weights (K-quants, i-quants): from 8
+#: rows a generated token costs a fraction of one decoded alone, so the batched engine's generation lanes
+#: (llama_batched.py) pay off: 2.3-2.8x samples/min over --parallel 1 against 1.93x at 4. Other weights
+#: (Q4_0, Q4_1, Q8_0, floats) gain nothing from lanes (the Q4_1 test judge: the same time at 4 and 16) and
+#: keep 4 and a quarter of the KV memory.
 DEFAULT_PARALLEL_CPU = 4
+DEFAULT_PARALLEL_CPU_TILED = 16
 DEFAULT_PARALLEL_GPU = 32
+#: The CPU default's KV streams (one of --n-ctx tokens per sequence) may take at most this share of the
+#: machine's memory; beyond it the default is DEFAULT_PARALLEL_CPU. Total memory, not free memory: the
+#: default, and so the numbers, must not depend on what else happens to run.
+KV_SHARE_OF_MEMORY = 0.25
 
 
 def parallel_of(options: JudgeOptions) -> int:
@@ -51,7 +61,33 @@ def parallel_of(options: JudgeOptions) -> int:
         from .server import DEFAULT_PARALLEL
 
         return DEFAULT_PARALLEL
-    return DEFAULT_PARALLEL_GPU if options.gpu_layers != 0 else DEFAULT_PARALLEL_CPU
+    if options.gpu_layers != 0:
+        return DEFAULT_PARALLEL_GPU
+    return cpu_default_parallel(options)
+
+
+def cpu_default_parallel(options: JudgeOptions) -> int:
+    """The CPU default for the judge the options name, from its GGUF header (no model load)."""
+    import os
+
+    from .. import models
+    from ..errors import ModelError
+    from ..settings import Settings
+    from .gguf import read_header
+
+    try:
+        path = models.resolve(Settings.resolve(judge=options.judge).judge, "judge")
+    except ModelError:  # opening the judge reports it
+        return DEFAULT_PARALLEL_CPU
+    header = read_header(path)
+    if not header.tiled or header.kv_bytes_per_token is None:
+        return DEFAULT_PARALLEL_CPU
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return DEFAULT_PARALLEL_CPU
+    kv = DEFAULT_PARALLEL_CPU_TILED * options.n_ctx * header.kv_bytes_per_token
+    return DEFAULT_PARALLEL_CPU_TILED if kv <= KV_SHARE_OF_MEMORY * memory else DEFAULT_PARALLEL_CPU
 
 
 def open_judge(options: JudgeOptions, cache: Any = None) -> Judge:
