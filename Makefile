@@ -30,7 +30,7 @@ $(DEPS): pyproject.toml
 models: $(DEPS)
 	$(BIN)/localeval models install
 
-# All metrics on 8 bundled samples (English and Chinese) with the default 1.5B judge: about 5 minutes on
+# All metrics on 8 bundled samples (English and Chinese) with the default 1.5B judge: about 1.5 minutes on
 # 2 CPU cores the first time; the judge cache (.localeval-cache/) makes a re-run take seconds.
 demo: install
 	$(BIN)/localeval score localeval/resources/examples/rag_demo.jsonl --metrics all --out $(OUT)/demo
