@@ -1,0 +1,131 @@
+"""Does the judge's own likelihood see FaithBench's hallucinations? A token-level grounding signal, measured.
+
+The judge's yes/no verdicts are at chance on FaithBench (bench/accuracy.py: balanced accuracy 0.46-0.52,
+AUROC 0.45-0.50 for every faithfulness variant). This asks the model something else: how much each
+summary token owes to the source, log p(token | source) against log p(token | no source), the
+pointwise mutual information that conditional-likelihood detectors (CoP, HaRiM, BARTScore-style scores)
+read. A summary token the source does not support should be less likely given the source. Each summary is
+scored twice under the judge's chat template ("Summarize the following passage." with and without the
+passage), every token's log-probability read from one forward pass, and the aggregations below (fixed
+before looking at the labels) are compared by AUROC, beside a lexical baseline (the share of the summary's
+content words absent from the source).
+
+    .venv/bin/python bench/faithbench_grounding.py                 # the 100-row slice bench/accuracy.py uses
+    .venv/bin/python bench/faithbench_grounding.py --rows rest     # the other 150 rows
+
+Takes /tmp/localeval-model.lock like every model bench. Results: bench/results/faithbench-grounding-<date>-<rows>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from accuracy import DATA, model_lock, read_jsonl  # noqa: E402
+
+from localeval import models  # noqa: E402
+from localeval.judge.llama_server import model_params  # noqa: E402
+from localeval.settings import physical_cores  # noqa: E402
+
+STOP = set("the a an of to in and or is was were be by for on at with as that this it its from are has have had "
+           "he she they his her their which who".split())
+
+
+def rows_of(which: str) -> list[dict[str, Any]]:
+    rows = read_jsonl(DATA / "faithbench_dev.jsonl")
+    first = random.Random(0).sample(rows, 100)  # bench/accuracy.py's faithbench slice (seed 0, limit 100)
+    if which == "dev100":
+        return first
+    taken = {r["id"] for r in first}
+    return [r for r in rows if r["id"] not in taken]
+
+
+def auroc(scores: list[float], hallucinated: list[int]) -> float:
+    """P(a faithful summary outscores a hallucinated one), ties 1/2."""
+    pos = [s for s, h in zip(scores, hallucinated) if not h]
+    neg = [s for s, h in zip(scores, hallucinated) if h]
+    return sum(1.0 if p > q else 0.5 if p == q else 0.0 for p in pos for q in neg) / (len(pos) * len(neg))
+
+
+def aggregations(lc: np.ndarray, lu: np.ndarray) -> dict[str, float]:
+    """Higher = more grounded, for every aggregation."""
+    pmi = lc - lu
+    k = max(1, len(lc) // 10)
+    low = lc < math.log(0.1)
+    return {"mean log p(t|source)": lc.mean(), "mean PMI": pmi.mean(), "min PMI": pmi.min(),
+            "min log p(t|source)": lc.min(), "mean negative PMI": np.minimum(pmi, 0).mean(),
+            "lowest 10% log p(t|source)": np.sort(lc)[:k].mean(), "lowest 10% PMI": np.sort(pmi)[:k].mean(),
+            "share of tokens p<0.1 and PMI<0": -(low & (pmi < 0)).mean()}
+
+
+def lexical(row: dict[str, Any]) -> float:
+    words = lambda text: re.findall(r"[a-z0-9]+", text.lower())  # noqa: E731
+    source = set(words(" ".join(row["contexts"])))
+    content = [w for w in words(row["answer"]) if w not in STOP]
+    return -sum(w not in source for w in content) / max(1, len(content))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", choices=("dev100", "rest"), default="dev100")
+    parser.add_argument("--judge", default=None)
+    args = parser.parse_args()
+    from llama_cpp import Llama
+
+    rows = rows_of(args.rows)
+    path = models.resolve(args.judge, "judge")
+    threads = physical_cores()
+    with model_lock():
+        with model_params(use_extra_bufts=False):
+            llm = Llama(model_path=str(path), n_ctx=2048, n_threads=threads, n_threads_batch=threads,
+                        logits_all=True, verbose=False)
+
+        def logprobs(user: str, answer: str) -> np.ndarray:
+            prompt = (f"<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n"
+                      "<|im_start|>assistant\n")
+            head = llm.tokenize(prompt.encode(), add_bos=False, special=True)
+            tail = llm.tokenize(answer.encode(), add_bos=False, special=False)
+            llm.reset()
+            llm.eval(head + tail)
+            scores = np.array(llm.scores[len(head) - 1: len(head) + len(tail) - 1], dtype=np.float64)
+            top = scores.max(1, keepdims=True)
+            return scores[np.arange(len(tail)), tail] - (top[:, 0] + np.log(np.exp(scores - top).sum(1)))
+
+        started = time.perf_counter()
+        per_row = []
+        for row in rows:
+            source = "\n".join(row["contexts"])
+            lc = logprobs(f"Summarize the following passage.\n\n{source}", row["answer"])
+            lu = logprobs("Summarize the following passage.", row["answer"])
+            per_row.append({"id": row["id"], "hallucinated": row["is_hallucinated_majority"],
+                            **{k: float(v) for k, v in aggregations(lc, lu).items()}, "lexical novelty": lexical(row)})
+        seconds = time.perf_counter() - started
+    labels = [r["hallucinated"] for r in per_row]
+    table = {name: round(auroc([r[name] for r in per_row], labels), 3)
+             for name in per_row[0] if name not in ("id", "hallucinated")}
+    for name, value in table.items():
+        print(f"{name:36s} AUROC {value:.3f}")
+    print(f"{len(rows)} rows, {seconds / len(rows):.1f} s per row")
+    out = REPO / "bench" / "results" / f"faithbench-grounding-{date.today()}-{args.rows}.json"
+    out.write_text(json.dumps({"args": vars(args), "judge": path.name, "rows": len(rows), "hallucinated": sum(labels),
+                               "seconds_per_row": round(seconds / len(rows), 2), "auroc": table, "per_row": per_row},
+                              indent=1) + "\n", encoding="utf-8")
+    print(f"results in {out}")
+
+
+if __name__ == "__main__":
+    main()
