@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 #: and the float types are not among them.
 TILED_FTYPES = frozenset({10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 27, 28, 29, 30, 31})
 
-# GGUF value types (gguf.md): their struct formats, or None for strings and arrays.
+# GGUF's scalar value types (gguf.md) with their struct formats; 8 is a string, 9 an array.
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
 

@@ -84,7 +84,7 @@ def cpu_default_parallel(options: JudgeOptions) -> int:
         return DEFAULT_PARALLEL_CPU
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such value
         return DEFAULT_PARALLEL_CPU
     kv = DEFAULT_PARALLEL_CPU_TILED * options.n_ctx * header.kv_bytes_per_token
     return DEFAULT_PARALLEL_CPU_TILED if kv <= KV_SHARE_OF_MEMORY * memory else DEFAULT_PARALLEL_CPU
