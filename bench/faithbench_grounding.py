@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from accuracy import DATA, model_lock, read_jsonl  # noqa: E402
+from accuracy import DATA, label_agreement, model_lock, read_jsonl  # noqa: E402
 
 from localeval import models  # noqa: E402
 from localeval.judge.llama_server import model_params  # noqa: E402
@@ -52,13 +52,6 @@ def rows_of(which: str) -> list[dict[str, Any]]:
         return first
     taken = {r["id"] for r in first}
     return [r for r in rows if r["id"] not in taken]
-
-
-def auroc(scores: list[float], hallucinated: list[int]) -> float:
-    """P(a faithful summary outscores a hallucinated one), ties 1/2."""
-    pos = [s for s, h in zip(scores, hallucinated) if not h]
-    neg = [s for s, h in zip(scores, hallucinated) if h]
-    return sum(1.0 if p > q else 0.5 if p == q else 0.0 for p in pos for q in neg) / (len(pos) * len(neg))
 
 
 def aggregations(lc: np.ndarray, lu: np.ndarray) -> dict[str, float]:
@@ -114,14 +107,14 @@ def main() -> None:
             per_row.append({"id": row["id"], "hallucinated": row["is_hallucinated_majority"],
                             **{k: float(v) for k, v in aggregations(lc, lu).items()}, "lexical novelty": lexical(row)})
         seconds = time.perf_counter() - started
-    labels = [r["hallucinated"] for r in per_row]
-    table = {name: round(auroc([r[name] for r in per_row], labels), 3)
+    faithful = {r["id"]: 1 - r["hallucinated"] for r in per_row}  # label 1 = faithful, as bench/accuracy.py reads it
+    table = {name: round(label_agreement({r["id"]: r[name] for r in per_row}, faithful)["auroc"], 3)
              for name in per_row[0] if name not in ("id", "hallucinated")}
     for name, value in table.items():
         print(f"{name:36s} AUROC {value:.3f}")
     print(f"{len(rows)} rows, {seconds / len(rows):.1f} s per row")
     out = REPO / "bench" / "results" / f"faithbench-grounding-{date.today()}-{args.rows}.json"
-    out.write_text(json.dumps({"args": vars(args), "judge": path.name, "rows": len(rows), "hallucinated": sum(labels),
+    out.write_text(json.dumps({"args": vars(args), "judge": path.name, "rows": len(rows), "hallucinated": len(faithful) - sum(faithful.values()),
                                "seconds_per_row": round(seconds / len(rows), 2), "auroc": table, "per_row": per_row},
                               indent=1) + "\n", encoding="utf-8")
     print(f"results in {out}")

@@ -187,15 +187,16 @@ def test_the_cpu_default_follows_the_judges_weights_and_the_memory_its_streams_t
     assert options.parallel_of(JudgeOptions(judge=TINY, parallel=7)) == 7
 
     # The same header with the type byte of Q4_K_M (15): a K-quant judge gets the lanes' default.
+    patched = _with_file_type(models.resolve(TINY, "judge"), 15)
     kquant = tmp_path / "k.gguf"
-    kquant.write_bytes(_with_file_type(models.resolve(TINY, "judge"), 15))
+    kquant.write_bytes(patched)
     assert read_header(kquant).tiled and read_header(kquant).kv_bytes_per_token == tiny.kv_bytes_per_token
     assert options.parallel_of(JudgeOptions(judge=str(kquant))) == options.DEFAULT_PARALLEL_CPU_TILED == 16
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     too_long = int(memory * options.KV_SHARE_OF_MEMORY / (16 * tiny.kv_bytes_per_token)) + 512
     assert options.parallel_of(JudgeOptions(judge=str(kquant), n_ctx=too_long)) == 4
     foreign = tmp_path / "x.gguf"
-    foreign.write_bytes(_with_file_type(models.resolve(TINY, "judge"), 15)[:4096])  # a header that breaks off
+    foreign.write_bytes(patched[:4096])  # a header that breaks off
     assert options.parallel_of(JudgeOptions(judge=str(foreign))) == 4
 
 
