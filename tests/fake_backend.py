@@ -2,7 +2,9 @@
 
 Never a stand-in for the product: the real GGUF judge and the real embedder run in test_judge.py,
 test_judge_metrics.py and the end-to-end tests. Here a word is a token, JSON answers come from a rule
-the test gives (default: a minimal value of the schema), and P(yes) from a rule on the rendered prompt.
+the test gives (default: a minimal value of the schema), P(yes) from a rule on the rendered prompt, and a
+continuation's token log-probabilities from a rule (default: a word the prompt holds is certain, any other
+has probability UNSEEN).
 """
 
 from __future__ import annotations
@@ -16,14 +18,23 @@ import numpy as np
 
 from localeval.errors import JudgeError
 from localeval.judge import Judge
-from localeval.judge.backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply,
-                                     OnReply, Reply)
+from localeval.judge.backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall,
+                                     DistributionReply, JsonCall, JsonReply, OnReply, Reply)
 from localeval.judge.kit import JudgeKit
 from localeval.judge.options import JudgeOptions
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
 JsonRule = Callable[[JsonCall], Any]
 ProbabilityRule = Callable[[DistributionCall], Mapping[str, float]]
+ContinuationRule = Callable[[ContinuationCall], Sequence[float]]
+#: The default continuation rule's probability for a word the prompt does not hold.
+UNSEEN = 0.01
+
+
+def seen_in_prompt(call: ContinuationCall) -> list[float]:
+    """Each word of the continuation: log 1 when the prompt holds it (any case), else log UNSEEN."""
+    held = {w.lower() for w in TOKEN.findall(call.text)}
+    return [0.0 if w.lower() in held else math.log(UNSEEN) for w in TOKEN.findall(call.continuation)]
 
 
 def minimal(schema: Mapping[str, Any]) -> Any:
@@ -46,9 +57,10 @@ class FakeBackend:
     """Implements judge.backend.JudgeBackend; records every call it was sent in `calls`."""
 
     def __init__(self, json_rule: JsonRule | None = None, probability_rule: ProbabilityRule | None = None,
-                 n_ctx: int = 4096) -> None:
+                 n_ctx: int = 4096, continuation_rule: ContinuationRule | None = None) -> None:
         self.json_rule = json_rule or (lambda call: minimal(call.schema))
         self.probability_rule = probability_rule or (lambda call: {k: 1.0 for k in call.groups})
+        self.continuation_rule = continuation_rule or seen_in_prompt
         self.n_ctx = n_ctx
         self.calls: list[Call] = []
 
@@ -77,6 +89,8 @@ class FakeBackend:
                 if isinstance(call, JsonCall):
                     value = self.json_rule(call)
                     reply = JsonReply("" if value is None else repr(value), value, value is not None, stats)
+                elif isinstance(call, ContinuationCall):
+                    reply = ContinuationReply(tuple(self.continuation_rule(call)), stats)
                 else:
                     weights = self.probability_rule(call)
                     reply = DistributionReply({k: math.log(max(w, 1e-12)) for k, w in weights.items()}, 0.0, stats)

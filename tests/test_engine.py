@@ -15,6 +15,7 @@ import pytest
 import localeval
 from localeval.judge import Ask, Judge
 from localeval.judge.kit import JudgeKit
+from localeval.judge import llama_batched
 from localeval.judge.llama_batched import BatchedLlamaBackend, _common_prefix
 from localeval.judge.llama_inprocess import LlamaCppBackend
 from localeval.metrics import JudgeOptions, MetricOptions
@@ -210,6 +211,25 @@ def _with_file_type(path: Path, file_type: int) -> bytes:
     assert struct.unpack_from("<I", data, at)[0] == 4  # GGUF's uint32
     struct.pack_into("<I", data, at + 4, file_type)
     return bytes(data)
+
+
+def test_continuations_give_the_sequential_log_probabilities_however_they_are_cut(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """grounding alone, one sequence at a time and four at once: the same numbers to the last bit. With at
+    most 3 logit rows a decode each answer is read over several decodes, in pieces of 3 tokens, and llama.cpp
+    rounds a piece by its length (as beside a generating JSON call, where a prompt piece is decoded a token
+    at a time: the module docstring of llama_batched.py): the same numbers within rounding."""
+    def grounding(parallel: int, name: str) -> dict:
+        judge = JudgeOptions(judge=TINY, cache=str(tmp_path / name), n_ctx=2048, n_threads=1, parallel=parallel)
+        return values(localeval.evaluate(RECORDS, metrics=["grounding"], options=MetricOptions(judge=judge)))
+
+    sequential, batched = grounding(1, "s.sqlite"), grounding(4, "b.sqlite")
+    monkeypatch.setattr(llama_batched, "MAX_OUTPUTS", 3)
+    assert sequential == batched
+    split = grounding(4, "split.sqlite")
+    for sample, row in sequential.items():
+        assert split[sample] == pytest.approx(row, rel=0.1), sample
+    assert all(0 < row["grounding"] < 1 for row in sequential.values()) and len(sequential) == len(RECORDS)
 
 
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from localeval.errors import JudgeError
-from localeval.judge import CallStats, Judge, load_judge
+from localeval.judge import Ask, CallStats, Judge, load_judge
 from localeval.judge.grammar import JSON_CHAR_RULE, LOOSE_CHAR_RULE, strict_json_gbnf
 from localeval.judge.cache import JudgeCache
 from localeval.judge.prompts import PromptError, detect_lang, load_prompt
@@ -187,6 +187,50 @@ def test_split_to_fit_cuts_chinese_sentences_and_overlong_text(judge: Judge) -> 
         judge.split_to_fit("text", 0)
 
 
+def test_continuation_log_probabilities_are_those_of_one_full_forward_pass(judge: Judge, tmp_path: Path) -> None:
+    """Each answer token's log p, read after another call has left its prefix in the KV cache, equals
+    llama-cpp-python's own logits_all pass over prompt and answer; and the cache stays consistent for the
+    call after it (a verdict gives what a fresh judge gives)."""
+    import numpy as np
+    from llama_cpp import Llama
+
+    from localeval import models
+    from localeval.judge.llama_server import model_params
+
+    prompt = load_prompt("grounding", "en").render(question="When was the Eiffel Tower completed?", context=EIFFEL)
+    answer = "It was completed in 1889, in Paris."
+    check = verify(context=EIFFEL, statement="It is made of wrought iron.")
+    judge.yes_probability(check)
+    (reply,) = judge.ask([Ask.continuation_of(prompt, answer)])
+    after, _ = judge.yes_probability(check)
+    backend = judge.backend
+    head = backend.tokens(judge.render(prompt))
+    tail = backend.llm.tokenize(answer.encode(), add_bos=False, special=False)
+    assert len(reply.value) == len(tail) and reply.stats.cached_tokens > 0
+    with model_params(use_extra_bufts=False):
+        full = Llama(model_path=str(models.resolve(MODEL, "judge")), n_ctx=2048, n_threads=1, n_threads_batch=1,
+                     logits_all=True, verbose=False)
+    try:
+        full.eval(head + tail)
+        rows = np.array(full.scores[len(head) - 1: len(head) + len(tail) - 1], dtype=np.float64)
+    finally:
+        full.close()
+    top = rows.max(1, keepdims=True)
+    expected = rows[np.arange(len(tail)), tail] - (top[:, 0] + np.log(np.exp(rows - top).sum(1)))
+    assert np.allclose(reply.value, expected, atol=1e-4), (reply.value, expected.tolist())
+    fresh = make_judge(tmp_path / "fresh.sqlite")
+    try:
+        assert after == pytest.approx(fresh.yes_probability(check)[0], abs=1e-6)
+    finally:
+        fresh.close()
+
+
+def test_an_empty_continuation_is_refused_before_the_model(judge: Judge) -> None:
+    prompt = load_prompt("grounding", "en").render(question="Q?", context="C.")
+    with pytest.raises(JudgeError, match="empty continuation"):
+        Ask.continuation_of(prompt, "")
+
+
 def test_callstats_add_and_totals(judge: Judge) -> None:
     total = CallStats(1, 10, 4, 2, 0.5, 0) + CallStats(0, 0, 0, 0, 0.1, 1)
     assert total == CallStats(1, 10, 4, 2, pytest.approx(0.6), 1)
@@ -230,7 +274,7 @@ def test_prompts_dir_overrides_and_falls_back(tmp_path: Path) -> None:
         load_prompt("nope", "en", prompts_dir=tmp_path)
 
 
-@pytest.mark.parametrize("name", ["statements", "verify_statement", "relevance_rating"])
+@pytest.mark.parametrize("name", ["statements", "verify_statement", "relevance_rating", "grounding"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_packaged_prompts_parse(name: str, lang: str) -> None:
     prompt = load_prompt(name, lang)

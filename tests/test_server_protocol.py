@@ -16,7 +16,7 @@ from fake_openai_server import Script, fake_openai_server
 from localeval.cli import cli
 from localeval.errors import JudgeError, JudgeServerError, OptionError
 from localeval.judge import http_client
-from localeval.judge.backend import DistributionCall, JsonCall
+from localeval.judge.backend import ContinuationCall, DistributionCall, JsonCall
 from localeval.judge.llama_server import free_port
 from localeval.judge.options import JudgeOptions, open_judge, parallel_of
 from localeval.judge.server import ServerBackend
@@ -79,6 +79,15 @@ def test_no_answer_word_among_top_tokens_is_a_call_error_not_a_guess() -> None:
         script.top_logprobs = [("Maybe", -0.1), ("Perhaps", -2.0)]
         [reply] = server.run([DistributionCall(server.render(MESSAGES), YES_NO, "verify")])
     assert isinstance(reply, JudgeError) and "none of the answer words of prompt 'verify'" in str(reply)
+
+
+def test_reading_a_given_answers_tokens_is_a_call_error_naming_the_in_process_judge() -> None:
+    """A chat endpoint returns log-probabilities of what it generates, never of given text: grounding's call
+    comes back as the sample's error (skipped with the reason), not as a guess."""
+    with fake_openai_server(Script()) as url:
+        server = backend(url)
+        [reply] = server.run([ContinuationCall(server.render(MESSAGES), "Paris.", "grounding")])
+    assert isinstance(reply, JudgeError) and "without --judge-url" in str(reply)
 
 
 def test_5xx_is_retried_then_answered() -> None:

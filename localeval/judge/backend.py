@@ -1,11 +1,12 @@
 """The seam between the judge facade and whatever runs the model.
 
 A backend knows one model and one way of running it (llama.cpp in-process, llama.cpp batched, an
-inference server). It does four things and nothing else: render chat turns with the model's template,
-count tokens, generate JSON under a schema, and give the next-token distribution over groups of answer
-words. Everything every backend would otherwise repeat — the cache, accounting, windowing, schema
-validation, the arithmetic that turns log-probabilities into a verdict — lives in the facade
-(`facade.Judge`), so a metric is written once and runs on every backend.
+inference server). It does five things and nothing else: render chat turns with the model's template,
+count tokens, generate JSON under a schema, give the next-token distribution over groups of answer
+words, and read the log-probability of each token of a given text written after a prompt. Everything
+every backend would otherwise repeat — the cache, accounting, windowing, schema validation, the
+arithmetic that turns log-probabilities into a verdict — lives in the facade (`facade.Judge`), so a
+metric is written once and runs on every backend.
 
 Calls come in lists so that a backend that can run many sequences at once (a batched engine, a server
 with slots) sees them together; a sequential backend just loops. A call that fails returns a
@@ -66,6 +67,16 @@ class DistributionCall:
 
 
 @dataclass(frozen=True)
+class ContinuationCall:
+    """Each token of `continuation`, written after a rendered prompt, read as the model's log-probability of
+    it there (teacher forcing: nothing is generated). The continuation is tokenized as plain text."""
+
+    text: str
+    continuation: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
 class JsonReply:
     """What the model wrote; `value` is set only when the JSON closed before max_tokens."""
 
@@ -86,8 +97,16 @@ class DistributionReply:
     stats: CallStats
 
 
-Call = Union[JsonCall, DistributionCall]
-Reply = Union[JsonReply, DistributionReply, JudgeError]
+@dataclass(frozen=True)
+class ContinuationReply:
+    """log p(token | prompt, the tokens before it) for each token of the continuation, in order."""
+
+    token_logprobs: tuple[float, ...]
+    stats: CallStats
+
+
+Call = Union[JsonCall, DistributionCall, ContinuationCall]
+Reply = Union[JsonReply, DistributionReply, ContinuationReply, JudgeError]
 #: Told each reply as soon as it is final: (index of the call, reply).
 OnReply = Callable[[int, Reply], None]
 
@@ -122,6 +141,16 @@ def logsumexp(values: Any, shift: float | None = None) -> float:
         return float("-inf")
     top = values.max() if shift is None else shift
     return float(top + np.log(np.exp(values - top).sum()))
+
+
+def log_softmax_at(logits: Any, token: int) -> float:
+    """log p(token) from one row of raw logits, in float64; JudgeError when the row is not finite."""
+    import numpy as np
+
+    values = np.asarray(logits, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise JudgeError("judge returned non-finite logits; the model file may be broken")
+    return float(values[token] - logsumexp(values))
 
 
 def prompt_too_long(name: str, n_prompt: int, n_ctx: int, max_tokens: int) -> JudgeError:

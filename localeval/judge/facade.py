@@ -1,9 +1,11 @@
-"""The LLM judge as metrics see it: three kinds of question, answered through a cache, on any backend.
+"""The LLM judge as metrics see it: four kinds of question, answered through a cache, on any backend.
 
 - `json`: greedy generation under a grammar built from a JSON schema, so the output always parses; the
   value is validated against the same schema before a metric sees it;
 - `yes_probability` / `choice_distribution`: the next-token distribution over the answer words, so
-  scores are probabilities rather than parsed text (no sampling, nothing to parse).
+  scores are probabilities rather than parsed text (no sampling, nothing to parse);
+- `continuation`: the log-probability of each token of a given text after the prompt (how expected the
+  judge finds an answer, given its sources), again read from one forward pass.
 
 `ask` takes many questions at once and hands the ones the cache cannot answer to the backend together,
 so a backend that runs many sequences at a time can fill its batch; a failed question comes back as its
@@ -20,8 +22,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError
-from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, JudgeBackend,
-                      Reply, logsumexp)
+from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, DistributionReply,
+                      JsonCall, JsonReply, JudgeBackend, Reply, logsumexp)
 from .cache import JudgeCache, make_key
 from .grammar import GRAMMAR_VERSION
 from .prompts import RenderedPrompt, validate
@@ -32,13 +34,14 @@ RATINGS = ("1", "2", "3", "4", "5")
 
 @dataclass(frozen=True)
 class Ask:
-    """One question for the judge. Build it with `Ask.json`, `Ask.yes_no` or `Ask.choice`."""
+    """One question for the judge. Build it with `Ask.json`, `Ask.yes_no`, `Ask.choice` or `Ask.continuation_of`."""
 
     prompt: RenderedPrompt
     kind: str
     schema: Mapping[str, Any] | None = None
     max_tokens: int | None = None
     groups: Mapping[str, tuple[str, ...]] | None = None
+    continuation: str | None = None
 
     @classmethod
     def json(cls, prompt: RenderedPrompt, schema: Mapping[str, Any] | None = None,
@@ -63,16 +66,26 @@ class Ask:
         opts = list(options or prompt.answers or RATINGS)
         return cls(prompt, "choice", groups={o: (o,) for o in opts})
 
+    @classmethod
+    def continuation_of(cls, prompt: RenderedPrompt, text: str) -> Ask:
+        """log p of each token of `text` written as the start of the judge's reply to `prompt`."""
+        if not text:
+            raise JudgeError(f"prompt '{prompt.name}': an empty continuation has no tokens to read")
+        return cls(prompt, "continuation", continuation=text)
+
     def settings(self) -> dict[str, Any]:
         """The call's part of the cache key (unchanged since the first cache format)."""
         if self.kind == "json":
             return {"kind": "json", "schema": self.schema, "max_tokens": self.max_tokens, "grammar": GRAMMAR_VERSION}
+        if self.kind == "continuation":
+            return {"kind": "continuation", "continuation": self.continuation}
         return {"kind": "distribution", "groups": {k: list(v) for k, v in (self.groups or {}).items()}}
 
 
 @dataclass(frozen=True)
 class Answer:
-    """The judge's answer to one Ask: `value` is the JSON value, P(yes), or {option: probability};
+    """The judge's answer to one Ask: `value` is the JSON value, P(yes), {option: probability}, or the
+    continuation's token log-probabilities (a list);
     `error` is set instead when the judge could give no usable answer. `mass` is the probability the
     answer words held of the whole next-token distribution (distributions only)."""
 
@@ -184,6 +197,8 @@ class Judge:
     def _call(self, ask: Ask, text: str) -> Call:
         if ask.kind == "json":
             return JsonCall(text, ask.schema or {}, ask.max_tokens or ask.prompt.max_tokens, ask.prompt.name)
+        if ask.kind == "continuation":
+            return ContinuationCall(text, ask.continuation or "", ask.prompt.name)
         return DistributionCall(text, ask.groups or {}, ask.prompt.name)
 
     def _finish(self, ask: Ask, key: str, reply: Reply) -> Answer:
@@ -203,6 +218,10 @@ class Judge:
                 return Answer(None, reply.stats, exc)
             self._store(ask, key, reply.value, reply.stats)
             return Answer(reply.value, reply.stats)
+        if isinstance(reply, ContinuationReply):
+            value = list(reply.token_logprobs)
+            self._store(ask, key, value, reply.stats)
+            return Answer(value, reply.stats)
         dist, mass = _normalise(reply)
         self._store(ask, key, [dist, mass], reply.stats)
         return self._distribution_answer(ask, dist, mass, reply.stats)
@@ -210,7 +229,7 @@ class Judge:
     def _from_cache(self, ask: Ask, value: Any, seconds: float) -> Answer:
         stats = CallStats(seconds=seconds, cache_hits=1)
         self.totals = self.totals + stats
-        if ask.kind == "json":
+        if ask.kind in ("json", "continuation"):
             return Answer(value, stats)
         dist, mass = value
         return self._distribution_answer(ask, dist, mass, stats)

@@ -26,7 +26,10 @@ memory-bound, so N sequences cost little more than one. This backend drives llam
   streams) and the call starts at once;
 - every decode carries, per token in sequence order, its sequence id and position; the last prompt token
   of each call and every generated token request logits; JSON calls sample greedily under a grammar sampler
-  of their own, distribution calls read their last logits.
+  of their own, distribution calls read their last logits. A continuation call decodes its prompt and the
+  given continuation as one prompt, logits requested from the prompt's last token on (at most
+  MAX_OUTPUTS rows a decode, as each row is a vocabulary of floats: a longer answer is read in pieces,
+  which round as pieces do, below).
 
 The model, tokenizer, chat template and answer-word ids are shared with the sequential backend
 (llama_inprocess.LlamaModel). Per-call seconds are the decode time shared out by tokens, so they add
@@ -61,7 +64,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import JudgeError
-from .backend import Call, CallStats, DistributionCall, JsonCall, OnReply, Reply, prompt_too_long
+from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, JsonCall, OnReply, Reply,
+                      log_softmax_at, prompt_too_long)
 from .grammar import strict_json_gbnf
 from .llama_inprocess import JsonDecoding, LlamaModel
 
@@ -77,6 +81,8 @@ MIN_LANES = 8
 #: Tokens per llama_decode call (llama.cpp splits it further into micro-batches of N_UBATCH).
 N_BATCH = 2048
 N_UBATCH = 512
+#: Logit rows requested per llama_decode by continuation calls (a row is n_vocab floats: 0.6 MB for Qwen).
+MAX_OUTPUTS = 256
 #: llama.cpp's llama_token_data as a numpy record (token id, logit, probability).
 _TOKEN_DATA = [("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]
 
@@ -86,6 +92,11 @@ class _Job:
     index: int
     call: Call
     tokens: list[int]
+    #: Positions whose logits the call reads: [outputs_from, outputs_to) (the last prompt token, or for a
+    #: continuation every position from the prompt's last token to the one before the continuation's last).
+    outputs_from: int = -1
+    outputs_to: int = -1
+    logprobs: list[float] = field(default_factory=list)  # a continuation's, so far
     reused: int = 0
     fed: int = 0  # prompt tokens in the slot's KV
     seconds: float = 0.0
@@ -192,10 +203,13 @@ class BatchedLlamaBackend(LlamaModel):
 
     def _job(self, index: int, call: Call) -> _Job:
         tokens = self.tokens(call.text)
+        if isinstance(call, ContinuationCall):
+            tail = self.continuation_tokens(call, tokens)
+            return _Job(index, call, tokens + tail, len(tokens) - 1, len(tokens) + len(tail) - 1)
         room = call.max_tokens if isinstance(call, JsonCall) else 1
         if len(tokens) > self.n_ctx - room:
             raise prompt_too_long(call.name, len(tokens), self.n_ctx, room)
-        job = _Job(index, call, tokens)
+        job = _Job(index, call, tokens, len(tokens) - 1, len(tokens))
         if isinstance(call, JsonCall):
             job.decoding = JsonDecoding(self, tokens, call.max_tokens)
             job.sampler = self._sampler(call.schema)
@@ -219,14 +233,14 @@ class BatchedLlamaBackend(LlamaModel):
             if not idle:
                 waiting.append(job)
                 continue
-            limit = len(job.tokens) - 1  # the last token is always decoded, for fresh logits
+            limit = job.outputs_from  # the first token whose logits are read is always decoded, for fresh logits
             shares = {slot.seq: _common_prefix(slot.kv, job.tokens, limit) for slot in self._slots}
             # A lane: the lowest idle one, so that the lanes generating side by side are consecutive sequences,
             # which llama.cpp puts in one micro-batch (its equal split takes runs of consecutive ids).
             slot = idle[0] if lane else self._best_idle(idle, shares)
             shared = shares[slot.seq]
             source, held = self._holder(shares) if self.copy_prefixes or lane else (slot, shared)
-            if self._busy_share(job.tokens) > max(shared, held) + WAIT_FOR_SHARED:
+            if self._busy_share(job.tokens, limit) > max(shared, held) + WAIT_FOR_SHARED:
                 waiting.append(job)  # a busy slot is decoding this prefix: take it (or a copy) once it is there
                 continue
             if held > shared + WAIT_FOR_SHARED:
@@ -262,9 +276,9 @@ class BatchedLlamaBackend(LlamaModel):
         lc.llama_memory_seq_cp(self._mem, source.seq, target.seq, -1, -1)
         target.kv = list(source.kv)
 
-    def _busy_share(self, tokens: list[int]) -> int:
-        """The longest prefix of `tokens` that a busy slot's prompt holds (or will hold once decoded)."""
-        limit = len(tokens) - 1
+    def _busy_share(self, tokens: list[int], limit: int) -> int:
+        """The longest prefix of `tokens` (up to `limit`) that a busy slot's prompt holds (or will hold once
+        decoded)."""
         return max((_common_prefix(slot.job.tokens, tokens, limit) for slot in self._slots if slot.job is not None),
                    default=0)
 
@@ -274,7 +288,7 @@ class BatchedLlamaBackend(LlamaModel):
         import llama_cpp as lc
 
         batch = self._batch
-        outputs: list[tuple[int, _Slot]] = []
+        outputs: list[tuple[int, _Slot, int]] = []  # (row in the batch, slot, position in the sequence)
         share: dict[int, int] = {}
         n = 0
         # In sequence order, so that llama.cpp's equal split (a micro-batch takes a run of consecutive
@@ -289,20 +303,24 @@ class BatchedLlamaBackend(LlamaModel):
                 self._put(n, job.pending, len(slot.kv), slot.seq, True)
                 slot.kv.append(job.pending)
                 job.pending = None
-                outputs.append((n, slot))
+                outputs.append((n, slot, len(slot.kv) - 1))
                 share[slot.seq] = 1
                 n += 1
                 generating -= 1
                 continue
             take = min(len(job.tokens) - job.fed, N_BATCH - generating - n)  # prompt tokens, as many as fit
+            if isinstance(job.call, ContinuationCall):  # and no more logit rows than MAX_OUTPUTS in all
+                first = max(job.fed, job.outputs_from)
+                if min(job.fed + take, job.outputs_to) - first > MAX_OUTPUTS - len(outputs):
+                    take = first + MAX_OUTPUTS - len(outputs) - job.fed
             if take <= 0:
                 continue
             for offset in range(take):
                 position = job.fed + offset
-                last = position == len(job.tokens) - 1
-                self._put(n, job.tokens[position], position, slot.seq, last)
-                if last:
-                    outputs.append((n, slot))
+                wanted = job.outputs_from <= position < job.outputs_to
+                self._put(n, job.tokens[position], position, slot.seq, wanted)
+                if wanted:
+                    outputs.append((n, slot, position))
                 n += 1
             slot.kv.extend(job.tokens[job.fed: job.fed + take])
             job.fed += take
@@ -319,8 +337,9 @@ class BatchedLlamaBackend(LlamaModel):
         if code != 0:
             self._fail_all(replies, f"llama_decode failed with code {code} (KV cache full?); lower --parallel")
             return
-        for index, slot in outputs:
-            self._output(index, slot, replies)
+        for index, slot, position in outputs:
+            if slot.job is not None:  # not ended by an earlier row's error in this decode
+                self._output(index, slot, position, replies)
 
     def _put(self, i: int, token: int, position: int, seq: int, logits: bool) -> None:
         batch = self._batch
@@ -330,13 +349,21 @@ class BatchedLlamaBackend(LlamaModel):
         batch.seq_id[i][0] = seq
         batch.logits[i] = 1 if logits else 0
 
-    def _output(self, index: int, slot: _Slot, replies: list[Reply | None]) -> None:
+    def _output(self, index: int, slot: _Slot, position: int, replies: list[Reply | None]) -> None:
         import llama_cpp as lc
         import numpy as np
 
         job = slot.job
         assert job is not None
         try:
+            if isinstance(job.call, ContinuationCall):
+                row = np.ctypeslib.as_array(lc.llama_get_logits_ith(self._ctx, index), shape=(self._n_vocab,))
+                job.logprobs.append(log_softmax_at(row, job.tokens[position + 1]))
+                if position == job.outputs_to - 1:
+                    stats = CallStats(1, len(job.tokens), job.reused, 0, job.seconds, 0)
+                    self._reply(replies, job.index, ContinuationReply(tuple(job.logprobs), stats))
+                    self._finish(slot, job)
+                return
             if isinstance(job.call, DistributionCall):
                 pointer = lc.llama_get_logits_ith(self._ctx, index)
                 logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).copy()

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError, ModelError
-from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, OnReply, Reply,
-                      logsumexp, own_tokens, prompt_too_long, spellings)
+from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, DistributionReply,
+                      JsonCall, JsonReply, OnReply, Reply, log_softmax_at, logsumexp, own_tokens, prompt_too_long,
+                      spellings)
 from .grammar import strict_json_gbnf
 from .llama_server import model_params
 
@@ -117,6 +118,16 @@ class LlamaModel:
         stats = CallStats(1, n_prompt, reused, 0, seconds, 0)
         return DistributionReply(log_groups, logsumexp(values, shift=top), stats)
 
+    def continuation_tokens(self, call: ContinuationCall, prompt: list[int]) -> list[int]:
+        """The continuation as plain-text tokens (as a reply's text is tokenized), after checking that prompt
+        and continuation fit the context window together."""
+        tail = self.llm.tokenize(call.continuation.encode("utf-8"), add_bos=False, special=False)
+        if not tail:
+            raise JudgeError(f"prompt '{call.name}': the continuation has no tokens to read")
+        if len(prompt) + len(tail) > self.n_ctx:
+            raise prompt_too_long(call.name, len(prompt), self.n_ctx, len(tail))
+        return tail
+
     def is_end(self, token: int) -> bool:
         import llama_cpp
 
@@ -184,7 +195,8 @@ class LlamaCppBackend(LlamaModel):
         replies: list[Reply] = []
         for i, call in enumerate(calls):
             try:
-                reply: Reply = self._json(call) if isinstance(call, JsonCall) else self._distribution(call)
+                reply: Reply = (self._json(call) if isinstance(call, JsonCall) else self._continuation(call)
+                                if isinstance(call, ContinuationCall) else self._distribution(call))
             except JudgeError as exc:
                 reply = exc
             replies.append(reply)
@@ -219,6 +231,36 @@ class LlamaCppBackend(LlamaModel):
         pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),)).copy()
         return self.distribution(call, logits, len(tokens), reused, time.perf_counter() - started)
+
+    def _continuation(self, call: ContinuationCall) -> ContinuationReply:
+        """Decode prompt and continuation in llama.cpp batches of n_batch tokens, logits requested from the
+        prompt's last token on (llama-cpp-python's own `eval` gives only a batch's last logits)."""
+        import llama_cpp
+        import numpy as np
+
+        started = time.perf_counter()
+        prompt = self.tokens(call.text)
+        everything = prompt + self.continuation_tokens(call, prompt)
+        reused = self._reuse_prefix(prompt)
+        llm, first, logprobs = self.llm, len(prompt) - 1, []
+        for start in range(reused, len(everything), llm.n_batch):
+            chunk = everything[start: start + llm.n_batch]
+            llm._batch.set_batch(batch=chunk, n_past=start, logits_all=False)
+            for i in range(len(chunk)):
+                llm._batch.batch.logits[i] = start + i >= first
+            try:
+                llm._ctx.decode(llm._batch)
+            except RuntimeError as exc:  # "llama_decode returned N"
+                llm.reset()
+                raise JudgeError(f"prompt '{call.name}': {exc}") from None
+            llm.input_ids[start: start + len(chunk)] = chunk
+            llm.n_tokens = start + len(chunk)
+            for i in range(len(chunk)):
+                if first <= start + i < len(everything) - 1:
+                    row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, i), shape=(llm.n_vocab(),))
+                    logprobs.append(log_softmax_at(row, everything[start + i + 1]))
+        stats = CallStats(1, len(everything), reused, 0, time.perf_counter() - started, 0)
+        return ContinuationReply(tuple(logprobs), stats)
 
     def _reuse_prefix(self, tokens: list[int]) -> int:
         """Keep the KV cache for the longest common prefix with the previous call; returns its length.

@@ -11,7 +11,7 @@ the raw file text travels with every rendered prompt into the judge cache key, s
 invalidates exactly its own cached answers.
 
 Front matter (between `---` lines, `key: value`):
-    name, version, kind (json | yes_no | choice), max_tokens,
+    name, version, kind (json | yes_no | choice | continuation), max_tokens,
     yes / no (answer words, `|`-separated variants allowed) for yes_no,
     options (comma-separated) for choice, schema (one-line JSON schema) for json.
 """
@@ -32,7 +32,7 @@ from ..resources import prompts_dir as packaged_prompts_dir
 from ..text import CJK
 from .injection import screen
 LANGS = ("en", "zh")
-KINDS = ("json", "yes_no", "choice")
+KINDS = ("json", "yes_no", "choice", "continuation")
 ROLE_LINE = re.compile(r"^###\s*(system|user|assistant)\s*$", re.MULTILINE)
 LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 ZH_SHARE = 0.2

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from ..errors import JudgeError, JudgeServerError, OptionError
-from .backend import (Call, CallStats, DistributionCall, DistributionReply, JsonCall, JsonReply, OnReply, Reply,
+from .backend import (Call, CallStats, ContinuationCall, DistributionCall, DistributionReply, JsonCall, JsonReply, OnReply, Reply,
                       logsumexp, own_tokens, prompt_too_long, spellings)
 from .http_client import JsonHttp, ServerCallError
 
@@ -163,6 +163,10 @@ class ServerBackend:
 
     def _one(self, call: Call) -> Reply:
         try:
+            if isinstance(call, ContinuationCall):
+                raise JudgeError(f"prompt '{call.name}' reads the log-probability of each token of a given answer, "
+                                 "which a chat-completions endpoint does not return; score it with the in-process "
+                                 "judge (without --judge-url)")
             return self._json(call) if isinstance(call, JsonCall) else self._distribution(call)
         except JudgeError as exc:
             return exc
