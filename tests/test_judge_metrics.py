@@ -5,6 +5,7 @@ contradicted — that a clearly unfaithful answer scores below a faithful one.""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from localeval.metrics.answer_relevance import rating_score
 from localeval.metrics.context_quality import precision_weighted
 
 TINY = "smollm2-135m-instruct-q4_1"
-JUDGE_METRICS = ["faithfulness", "answer_relevance", "answer_relevance_rating", "context_relevance",
+JUDGE_METRICS = ["faithfulness", "grounding", "answer_relevance", "answer_relevance_rating", "context_relevance",
                  "context_precision", "context_recall"]
 RECORDS = [
     {"id": "en", "question": "When was the Eiffel Tower completed?",
@@ -72,6 +73,10 @@ def test_every_judge_metric_scores_english_and_chinese(tiny_run) -> None:
         assert sum(row["details"]["answer_relevance_rating"]["distribution"].values()) == pytest.approx(1.0, abs=1e-5)
         assert len(row["details"]["context_precision"]["useful"]) == 2
         assert row["details"]["faithfulness"]["judge"]["calls"] >= len(statements)  # a verdict per statement
+        grounding = row["details"]["grounding"]
+        assert grounding["judge"]["calls"] == 1 and grounding["tokens"] >= 5
+        assert row["metrics"]["grounding.min"] == pytest.approx(math.exp(grounding["lowest"][0]), abs=1e-4)
+        assert row["metrics"]["grounding.min"] <= row["metrics"]["grounding"] <= row["metrics"]["grounding.mean"]
     assert result.summary["judge"]["judge_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
     assert result.summary["judge"]["usage"]["faithfulness"]["calls"] >= 2
 
@@ -140,6 +145,31 @@ def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
     assert faithful["faithfulness"] > unfaithful["faithfulness"] + 0.3, evidence
     claim = next(s for s in result.rows[1]["details"]["faithfulness"]["statements"] if "Madrid" in s["text"])
     assert claim["p"] < 0.2, evidence
+
+
+GROUNDING_CASES = [  # (question, context, faithful answer, the same answer with one unsupported detail)
+    ("Where was Marie Curie born?", "Marie Curie was a physicist and chemist born in Warsaw in 1867. She won the Nobel "
+     "Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
+     "Marie Curie was born in Warsaw in 1867.", "Marie Curie was born in Krakow in 1867."),
+    ("When did Curie win her first Nobel Prize?", "Marie Curie was a physicist and chemist born in Warsaw in 1867. She "
+     "won the Nobel Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
+     "She won the Nobel Prize in Physics in 1903.", "She won the Nobel Prize in Physics in 1903, together with Einstein."),
+    ("长城主要是在哪个朝代修建的？", "长城是中国古代的军事防御工程。现存的长城遗迹主要为明朝时期修建的明长城，总长度约八千八百公里。",
+     "现存的长城主要是明朝修建的。", "现存的长城主要是唐朝修建的。"),
+]
+
+
+def test_default_judge_finds_an_unsupported_detail_less_expected(tmp_path: Path) -> None:
+    """grounding with the 1.5B default judge: the answer with a substituted or added detail scores lower, in
+    English and Chinese (the tiny judge's likelihoods carry no such signal)."""
+    records = [{"id": f"{i}-{kind}", "question": q, "answer": answer, "contexts": [context]}
+               for i, (q, context, good, bad) in enumerate(GROUNDING_CASES) for kind, answer in (("good", good), ("bad", bad))]
+    result = localeval.evaluate(records, metrics=["grounding"],
+                                options=MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"))))
+    scores = {row["id"]: row["metrics"]["grounding"] for row in result.rows}
+    evidence = json.dumps({row["id"]: [row["metrics"], row["details"]["grounding"]["lowest"]] for row in result.rows})
+    for i in range(len(GROUNDING_CASES)):
+        assert scores[f"{i}-good"] > 2 * scores[f"{i}-bad"], evidence
 
 
 @pytest.mark.parametrize("variant", [

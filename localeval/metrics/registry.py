@@ -20,7 +20,8 @@ from ..errors import MetricNameError, OptionError
 
 ENTRY_POINT_GROUP = "localeval.metrics"
 #: Imported in this order, which is the order of `localeval metrics`, of the groups and of the columns.
-BUILTIN_MODULES = ("retrieval", "rouge", "faithfulness", "answer_relevance", "context_relevance", "context_quality")
+BUILTIN_MODULES = ("retrieval", "rouge", "faithfulness", "grounding", "answer_relevance", "context_relevance",
+                   "context_quality")
 CUTOFFS = ("none", "optional", "required")
 _CUTOFF = re.compile(r"[1-9][0-9]*")
 
