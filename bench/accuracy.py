@@ -9,7 +9,7 @@ tokens per sample beside it, so a method is chosen for its accuracy *and* its co
   pairs built from the dev questions (English: a HaluEval question with its right answer vs the right
   answer of another question, and vs an evasive non-answer; Chinese: an UHGEval news lead with the first
   sentence of its real continuation vs that of another article).
-- Labelled rows (balanced accuracy at the 0.5 threshold, AUROC): FaithBench (faithful = not
+- Labelled rows (balanced accuracy at the 0.5 threshold and at a cross-fitted one, AUROC): FaithBench (faithful = not
   `is_hallucinated_majority`), RGB-zh passage relevance (a query with one of its qrels passages, or with
   a non-relevant passage that shares the most words with it; `rgb-zh-passages-heldout`: the same built from
   queries outside the first 100, to check a prompt chosen on those), Cranfield passage relevance (a query with
@@ -84,7 +84,7 @@ def halueval(limit: int, seed: int) -> DevSet:
         for row in (by_pair[pair_id][0], by_pair[pair_id][1]):
             samples.append({k: row[k] for k in ("id", "question", "answer", "contexts", "reference")})
         pairs.append((by_pair[pair_id][0]["id"], by_pair[pair_id][1]["id"]))
-    return DevSet("halueval", "en", ("faithfulness",), samples, pairs=pairs,
+    return DevSet("halueval", "en", ("faithfulness", "grounding"), samples, pairs=pairs,
                   note="right vs hallucinated answer, same question and knowledge passage")
 
 
@@ -111,7 +111,7 @@ def uhgeval(limit: int, seed: int) -> DevSet:
         samples.append({"id": f"{row['id']}-real", "answer": row["real_first"], **base})
         samples.append({"id": f"{row['id']}-hallucinated", "answer": row["answer"], **base})
         pairs.append((f"{row['id']}-real", f"{row['id']}-hallucinated"))
-    return DevSet("uhgeval", "zh", ("faithfulness",), samples, pairs=pairs,
+    return DevSet("uhgeval", "zh", ("faithfulness", "grounding"), samples, pairs=pairs,
                   note="first sentence of the real continuation vs the hallucinated continuation, same contexts")
 
 
@@ -146,7 +146,7 @@ def faithbench(limit: int, seed: int) -> DevSet:
     rows = random.Random(seed).sample(read_jsonl(DATA / "faithbench_dev.jsonl"), limit)
     samples = [{k: row[k] for k in ("id", "question", "answer", "contexts")} for row in rows]
     labels = {row["id"]: 1 - int(row["is_hallucinated_majority"]) for row in rows}
-    return DevSet("faithbench", "en", ("faithfulness",), samples, labels=labels,
+    return DevSet("faithbench", "en", ("faithfulness", "grounding"), samples, labels=labels,
                   note="label 1 = faithful (majority of experts found no hallucination)")
 
 
@@ -296,11 +296,31 @@ def label_agreement(scores: dict[str, float], labels: dict[str, int]) -> dict[st
     neg = [scores[i] for i in ids if labels[i] == 0]
     if not pos or not neg:
         return {"n": len(ids), "balanced_accuracy": None, "auroc": None}
-    recall_pos = sum(s >= 0.5 for s in pos) / len(pos)
-    recall_neg = sum(s < 0.5 for s in neg) / len(neg)
     # AUROC as the Mann-Whitney statistic: P(a positive outscores a negative), ties 1/2
     auc = sum(1.0 if p > q else 0.5 if p == q else 0.0 for p in pos for q in neg) / (len(pos) * len(neg))
-    return {"n": len(ids), "balanced_accuracy": (recall_pos + recall_neg) / 2, "auroc": auc}
+    return {"n": len(ids), "balanced_accuracy": balanced_accuracy(scores, labels, ids, 0.5), "auroc": auc,
+            "balanced_accuracy_crossfit": crossfit(scores, labels, sorted(ids))}
+
+
+def balanced_accuracy(scores: dict[str, float], labels: dict[str, int], ids: list[str], threshold: float) -> float:
+    """Mean of the recall of positives (score >= threshold) and of negatives (below it); 0.5 without either."""
+    pos = [scores[i] >= threshold for i in ids if labels[i] == 1]
+    neg = [scores[i] < threshold for i in ids if labels[i] == 0]
+    if not pos or not neg:
+        return 0.5
+    return (sum(pos) / len(pos) + sum(neg) / len(neg)) / 2
+
+
+def crossfit(scores: dict[str, float], labels: dict[str, int], ids: list[str]) -> float:
+    """Balanced accuracy at a threshold the scores do not see: the rows split in two (alternate ids), the best
+    threshold of each half applied to the other, the two results averaged. For a score with no natural
+    threshold (a likelihood), this is what a user gets by calibrating on their own labels first."""
+    halves = (ids[0::2], ids[1::2])
+    results = []
+    for fit, held in (halves, halves[::-1]):
+        best = max(sorted({scores[i] for i in fit}), key=lambda t: balanced_accuracy(scores, labels, fit, t))
+        results.append(balanced_accuracy(scores, labels, held, best))
+    return sum(results) / 2
 
 
 @contextmanager
@@ -360,8 +380,8 @@ def chunk_columns(result: Any) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    header = ("set", "column", "variant", "n", "pair acc", "ties", "bacc@0.5", "AUROC", "s/sample", "calls", "prompt tok",
-              "gen tok")
+    header = ("set", "column", "variant", "n", "pair acc", "ties", "bacc@0.5", "bacc x-fit", "AUROC", "s/sample", "calls",
+              "prompt tok", "gen tok")
 
     def num(v: Any, digits: int = 3) -> str:
         return "-" if v is None else f"{v:.{digits}f}"
@@ -369,7 +389,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         lines.append("| " + " | ".join([r["set"], r["column"], r["variant"], str(r["n"]), num(r.get("pair_accuracy")),
-                                        num(r.get("tie_rate"), 2), num(r.get("balanced_accuracy")), num(r.get("auroc")),
+                                        num(r.get("tie_rate"), 2), num(r.get("balanced_accuracy")),
+                                        num(r.get("balanced_accuracy_crossfit")), num(r.get("auroc")),
                                         num(r.get("seconds_per_sample"), 1), num(r.get("calls_per_sample"), 1),
                                         num(r.get("prompt_tokens_per_sample"), 0),
                                         num(r.get("generated_tokens_per_sample"), 0)]) + " |")

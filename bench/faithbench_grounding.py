@@ -13,6 +13,9 @@ content words absent from the source).
     .venv/bin/python bench/faithbench_grounding.py                 # the 100-row slice bench/accuracy.py uses
     .venv/bin/python bench/faithbench_grounding.py --rows rest     # the other 150 rows
 
+The signal became the `grounding` metric (localeval/metrics/grounding.py), measured on all dev sets by
+bench/accuracy.py; this script stays as the record of how its aggregation was chosen.
+
 Takes /tmp/localeval-model.lock like every model bench. Results: bench/results/faithbench-grounding-<date>-<rows>.json.
 """
 
