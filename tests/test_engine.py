@@ -224,8 +224,8 @@ def test_continuations_give_the_sequential_log_probabilities_however_they_are_cu
         return values(localeval.evaluate(RECORDS, metrics=["grounding"], options=MetricOptions(judge=judge)))
 
     sequential, batched = grounding(1, "s.sqlite"), grounding(4, "b.sqlite")
-    monkeypatch.setattr(llama_batched, "MAX_OUTPUTS", 3)
     assert sequential == batched
+    monkeypatch.setattr(llama_batched, "MAX_OUTPUTS", 3)
     split = grounding(4, "split.sqlite")
     for sample, row in sequential.items():
         assert split[sample] == pytest.approx(row, rel=0.1), sample

@@ -199,10 +199,11 @@ def test_continuation_log_probabilities_are_those_of_one_full_forward_pass(judge
 
     prompt = load_prompt("grounding", "en").render(question="When was the Eiffel Tower completed?", context=EIFFEL)
     answer = "It was completed in 1889, in Paris."
-    check = verify(context=EIFFEL, statement="It is made of wrought iron.")
-    judge.yes_probability(check)
+    judge.yes_probability(verify(context=EIFFEL, statement="It was built for a fair."))
     (reply,) = judge.ask([Ask.continuation_of(prompt, answer)])
-    after, _ = judge.yes_probability(check)
+    check = verify(context=EIFFEL, statement="It stands in the city of Paris.")  # asked nowhere else: no cache hit
+    after, stats = judge.yes_probability(check)
+    assert stats.calls == 1
     backend = judge.backend
     head = backend.tokens(judge.render(prompt))
     tail = backend.llm.tokenize(answer.encode(), add_bos=False, special=False)
