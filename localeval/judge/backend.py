@@ -143,13 +143,19 @@ def logsumexp(values: Any, shift: float | None = None) -> float:
     return float(top + np.log(np.exp(values - top).sum()))
 
 
-def log_softmax_at(logits: Any, token: int) -> float:
-    """log p(token) from one row of raw logits, in float64; JudgeError when the row is not finite."""
+def finite_logits(logits: Any, name: str) -> Any:
+    """One row of raw logits as float64; JudgeError naming prompt `name` when any is not finite."""
     import numpy as np
 
     values = np.asarray(logits, dtype=np.float64)
     if not np.all(np.isfinite(values)):
-        raise JudgeError("judge returned non-finite logits; the model file may be broken")
+        raise JudgeError(f"judge returned non-finite logits for prompt '{name}'; the model file may be broken")
+    return values
+
+
+def log_softmax_at(logits: Any, token: int, name: str) -> float:
+    """log p(token) from one row of raw logits (of prompt `name`, for the error message)."""
+    values = finite_logits(logits, name)
     return float(values[token] - logsumexp(values))
 
 

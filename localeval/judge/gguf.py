@@ -105,8 +105,9 @@ class _Reader:
         if kind == _ARRAY:
             item, count = struct.unpack("<IQ", self.handle.read(12))
             if item in _SCALARS:
-                self.room(count * struct.calcsize(_SCALARS[item]))
-                self.handle.seek(count * struct.calcsize(_SCALARS[item]), 1)
+                length = count * struct.calcsize(_SCALARS[item])
+                self.room(length)
+                self.handle.seek(length, 1)
             else:
                 self.room(count * 8)  # a string or an array takes at least 8 bytes
                 for _ in range(count):

@@ -94,8 +94,8 @@ class _Job:
     tokens: list[int]
     #: Positions whose logits the call reads: [outputs_from, outputs_to) (the last prompt token, or for a
     #: continuation every position from the prompt's last token to the one before the continuation's last).
-    outputs_from: int = -1
-    outputs_to: int = -1
+    outputs_from: int
+    outputs_to: int
     logprobs: list[float] = field(default_factory=list)  # a continuation's, so far
     reused: int = 0
     fed: int = 0  # prompt tokens in the slot's KV
@@ -358,7 +358,7 @@ class BatchedLlamaBackend(LlamaModel):
         try:
             if isinstance(job.call, ContinuationCall):
                 row = np.ctypeslib.as_array(lc.llama_get_logits_ith(self._ctx, index), shape=(self._n_vocab,))
-                job.logprobs.append(log_softmax_at(row, job.tokens[position + 1]))
+                job.logprobs.append(log_softmax_at(row, job.tokens[position + 1], job.call.name))
                 if position == job.outputs_to - 1:
                     stats = CallStats(1, len(job.tokens), job.reused, 0, job.seconds, 0)
                     self._reply(replies, job.index, ContinuationReply(tuple(job.logprobs), stats))

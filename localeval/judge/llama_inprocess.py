@@ -19,8 +19,8 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError, ModelError
 from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, DistributionReply,
-                      JsonCall, JsonReply, OnReply, Reply, log_softmax_at, logsumexp, own_tokens, prompt_too_long,
-                      spellings)
+                      JsonCall, JsonReply, OnReply, Reply, finite_logits, log_softmax_at, logsumexp, own_tokens,
+                      prompt_too_long, spellings)
 from .grammar import strict_json_gbnf
 from .llama_server import model_params
 
@@ -107,11 +107,7 @@ class LlamaModel:
     def distribution(self, call: DistributionCall, logits: Any, n_prompt: int, reused: int,
                      seconds: float) -> DistributionReply:
         """The reply for a distribution call from the prompt's last logits (a float32 vocabulary row)."""
-        import numpy as np
-
-        values = logits.astype(np.float64)
-        if not np.all(np.isfinite(values)):
-            raise JudgeError(f"judge returned non-finite logits for prompt '{call.name}'; the model file may be broken")
+        values = finite_logits(logits, call.name)
         ids = self.ids_for(call.groups)
         top = values.max()
         log_groups = {k: logsumexp(values[v], shift=top) for k, v in ids.items()}
@@ -242,7 +238,7 @@ class LlamaCppBackend(LlamaModel):
         prompt = self.tokens(call.text)
         everything = prompt + self.continuation_tokens(call, prompt)
         reused = self._reuse_prefix(prompt)
-        llm, first, logprobs = self.llm, len(prompt) - 1, []
+        llm, first, logprobs, n_vocab = self.llm, len(prompt) - 1, [], self.llm.n_vocab()
         for start in range(reused, len(everything), llm.n_batch):
             chunk = everything[start: start + llm.n_batch]
             llm._batch.set_batch(batch=chunk, n_past=start, logits_all=False)
@@ -257,8 +253,8 @@ class LlamaCppBackend(LlamaModel):
             llm.n_tokens = start + len(chunk)
             for i in range(len(chunk)):
                 if first <= start + i < len(everything) - 1:
-                    row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, i), shape=(llm.n_vocab(),))
-                    logprobs.append(log_softmax_at(row, everything[start + i + 1]))
+                    row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, i), shape=(n_vocab,))
+                    logprobs.append(log_softmax_at(row, everything[start + i + 1], call.name))
         stats = CallStats(1, len(everything), reused, 0, time.perf_counter() - started, 0)
         return ContinuationReply(tuple(logprobs), stats)
 
