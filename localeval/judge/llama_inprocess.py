@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import JudgeError, ModelError
 from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, DistributionReply,
@@ -228,9 +228,13 @@ class LlamaCppBackend(LlamaModel):
         logits = np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),)).copy()
         return self.distribution(call, logits, len(tokens), reused, time.perf_counter() - started)
 
-    def _continuation(self, call: ContinuationCall) -> ContinuationReply:
+    def _continuation(self, call: ContinuationCall, read_row: Callable[[Any, int, str], Any] = log_softmax_at,
+                      ) -> ContinuationReply:
         """Decode prompt and continuation in llama.cpp batches of n_batch tokens, logits requested from the
-        prompt's last token on (llama-cpp-python's own `eval` gives only a batch's last logits)."""
+        prompt's last token on (llama-cpp-python's own `eval` gives only a batch's last logits).
+
+        `read_row(logits, next_token, name)` reads each continuation token's row: its log-probability for the
+        metric; bench/grounding_aggregations.py reads more of the distribution (entropy, rank) the same way."""
         import llama_cpp
         import numpy as np
 
@@ -254,7 +258,7 @@ class LlamaCppBackend(LlamaModel):
             for i in range(len(chunk)):
                 if first <= start + i < len(everything) - 1:
                     row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, i), shape=(n_vocab,))
-                    logprobs.append(log_softmax_at(row, everything[start + i + 1], call.name))
+                    logprobs.append(read_row(row, everything[start + i + 1], call.name))
         stats = CallStats(1, len(everything), reused, 0, time.perf_counter() - started, 0)
         return ContinuationReply(tuple(logprobs), stats)
 
