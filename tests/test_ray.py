@@ -142,6 +142,23 @@ def test_cache_entries_travel_between_files_unchanged(tmp_path: Path) -> None:
         assert back.get("k1") == ({"a": [1, "é"]}, {"calls": 1}) and len(back) == 1
 
 
+def test_an_actor_removes_the_cache_folders_of_actors_that_are_gone(tmp_path: Path, monkeypatch) -> None:
+    """Ray kills its actors, so no exit handler runs: the next actor on the node clears what they left."""
+    import tempfile
+
+    from localeval.distributed.actors import ACTOR_FOLDER, private_folder
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = tmp_path / f"{ACTOR_FOLDER}{gone.stdout.strip()}-abc"
+    live = tmp_path / f"{ACTOR_FOLDER}{os.getppid()}-def"  # the test runner's parent: alive
+    for folder in (dead, live):
+        (folder / "judge.sqlite").parent.mkdir()
+        (folder / "judge.sqlite").write_bytes(b"x")
+    mine = private_folder()
+    assert not dead.exists() and live.exists() and mine.is_dir() and mine.name.startswith(f"{ACTOR_FOLDER}{os.getpid()}-")
+
+
 def test_without_an_address_a_local_instance_is_started_and_stopped(tmp_path: Path) -> None:
     before = raylets()
     done = run(["score", str(EXAMPLE), "-o", str(tmp_path / "ray"), "-q", "--ray", "--ray-actors", "2"],

@@ -14,8 +14,10 @@ that dies is Ray's to retry; see ray_runner.)
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -135,6 +137,35 @@ class InputFeeder:
         self._chunks.pop(chunk, None)
 
 
+#: An actor's folder in the node's temp dir: this prefix, its process id, a dash, a random tail.
+ACTOR_FOLDER = "localeval-actor-"
+
+
+def private_folder() -> Path:
+    """A folder for this actor's copy of the judge cache, removed when the process exits normally.
+
+    Ray Data ends its actors with a kill, which runs no exit handler, so each new actor first removes the
+    folders of earlier actors on this node whose process is gone: a node keeps at most the last run's."""
+    tmp = Path(tempfile.gettempdir())
+    for old in tmp.glob(f"{ACTOR_FOLDER}*"):
+        pid = old.name[len(ACTOR_FOLDER):].split("-", 1)[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{ACTOR_FOLDER}{os.getpid()}-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
 class ChunkScorer:
     """The Ray Data actor: metrics, judge and embedder loaded once; each call scores chunk descriptors."""
 
@@ -149,7 +180,7 @@ class ChunkScorer:
         self.error: tuple[str, str] | None = None
         if isinstance(snapshot, ray.ObjectRef):
             snapshot = ray.get(snapshot)
-        self.cache = ForwardingCache.from_snapshot(Path(tempfile.mkdtemp(prefix="localeval-actor-")), snapshot, sink)
+        self.cache = ForwardingCache.from_snapshot(private_folder(), snapshot, sink)
         self.kit = JudgeKit(options.judge, cache=self.cache)
         self.metrics = build_metrics(list(names), options, self.kit)
         self.judged = [m for m in self.metrics if hasattr(m, "used")]
