@@ -79,6 +79,11 @@ class FakeBackend:
     def prompt_tokens(self, text: str) -> int:
         return self.count_tokens(text) + 1
 
+    def token_texts(self, text: str) -> list[str]:
+        """The tokens seen_in_prompt gives a log-probability each, with the spaces before them (joined: the text)."""
+        ends = [m.end() for m in TOKEN.finditer(text)]
+        return [text[start:end] for start, end in zip([0, *ends], ends)]
+
     def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
         replies: list[Reply] = []
         for i, call in enumerate(calls):

@@ -226,6 +226,18 @@ def test_continuation_log_probabilities_are_those_of_one_full_forward_pass(judge
         fresh.close()
 
 
+@pytest.mark.parametrize("text", ["It was completed in 1889, in Paris.", "现存的长城大部分是明朝修建的。"])
+def test_token_texts_line_up_with_the_continuations_log_probabilities(judge: Judge, text: str) -> None:
+    """One text per continuation token, which joined are the text; a character split across tokens
+    (Chinese, byte-level BPE) is added whole by the token that completes it, never as a broken byte."""
+    texts = judge.token_texts(text)
+    prompt = load_prompt("grounding", "en").render(question="Q?", context="C.")
+    (reply,) = judge.ask([Ask.continuation_of(prompt, text)])
+    assert len(texts) == len(reply.value)
+    assert "".join(texts) == text and "\ufffd" not in texts
+    assert ("" in texts) == (not text.isascii())  # the tiny judge splits these Chinese characters' bytes
+
+
 def test_an_empty_continuation_is_refused_before_the_model(judge: Judge) -> None:
     prompt = load_prompt("grounding", "en").render(question="Q?", context="C.")
     with pytest.raises(JudgeError, match="empty continuation"):

@@ -105,12 +105,13 @@ def test_long_contexts_are_windowed_not_truncated(tmp_path: Path) -> None:
     long_text = "The Eiffel Tower is in Paris and was completed in 1889. " * 180  # ~10,000 characters
     record = {"id": 1, "question": "When was the Eiffel Tower completed?", "answer": "In 1889.",
               "contexts": [long_text], "reference": "1889"}
-    result = localeval.evaluate([record], metrics=["faithfulness", "context_relevance"],
+    result = localeval.evaluate([record], metrics=["faithfulness", "grounding", "context_relevance"],
                                 options=MetricOptions(judge=JudgeOptions(judge=TINY, cache=str(tmp_path / "c.sqlite"),
                                                                          n_ctx=1024)))
     [row] = result.rows
     assert row["skipped"] == {}
     assert row["details"]["faithfulness"]["windows"] > 1
+    assert row["details"]["grounding"]["windows"] > 1
     assert row["details"]["context_relevance"]["windows"] > 1
     assert row["details"]["context_relevance"]["sentences"] == 180
 

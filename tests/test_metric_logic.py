@@ -5,6 +5,8 @@ These run in milliseconds; the same metrics run on the real GGUF judge in test_j
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import pytest
@@ -240,6 +242,42 @@ def test_grounding_skips_what_it_cannot_read(tmp_path: Path, change: dict, reaso
     backend = FakeBackend()
     outcome = measure("grounding", record, backend, tmp_path / "c.sqlite")
     assert isinstance(outcome, Skipped) and reason in outcome.reason and not backend.calls
+
+
+def test_grounding_reads_long_passages_window_by_window(tmp_path: Path) -> None:
+    """Passages longer than the window are split; each token keeps its best window, so words spread over
+    different windows are all expected, and a word no window holds is not."""
+    filler = " ".join(f"Sentence number {i} says nothing." for i in range(60))
+    record = {"id": "g", "question": "Where?", "contexts": [f"Paris is a city. {filler} It is in France."],
+              "answer": "Paris is in France."}
+    backend = FakeBackend(n_ctx=260)
+    outcome = measure("grounding", record, backend, tmp_path / "c.sqlite")
+    assert outcome.details["windows"] > 1 and outcome.values["grounding"] == 1.0
+    assert len(backend.calls) == outcome.details["windows"]
+    assert all(backend.prompt_tokens(c.text) + backend.count_tokens(c.continuation) <= backend.n_ctx for c in backend.calls)
+    assert not any("Paris" in c.text and "France" in c.text for c in backend.calls)  # no window held both
+    spain = measure("grounding", dict(record, answer="Paris is in Spain."), backend, tmp_path / "c.sqlite")
+    assert spain.values["grounding.min"] == pytest.approx(UNSEEN)
+
+
+def test_grounding_names_the_least_expected_tokens(tmp_path: Path) -> None:
+    record = {"id": "g", "question": "Where?", "contexts": ["The tower is in Paris."], "answer": "The tower is in Lyon."}
+    outcome = measure("grounding", record, FakeBackend(), tmp_path / "c.sqlite")
+    # 6 tokens: the headline averages the lowest two, Lyon (unseen) first, then the first of the equal rest
+    assert outcome.details["unexpected"] == [{"text": " Lyon", "word": "Lyon", "token": 4, "p": UNSEEN},
+                                             {"text": "The", "word": "The", "token": 0, "p": 1.0}]
+    # a backend whose token texts do not line up with its log-probabilities names none
+    odd = FakeBackend(continuation_rule=lambda call: [0.0, math.log(UNSEEN)])
+    assert "unexpected" not in measure("grounding", record, odd, tmp_path / "d.sqlite").details
+
+
+def test_an_unexpected_token_is_shown_with_its_word() -> None:
+    from localeval.metrics.grounding import word_of
+
+    pieces = ["It", " was", " N", "in", "eteen", " Eighty", "-", "Four", " in", " 1", "9", "4", "9", "."]
+    assert [word_of(pieces, i) for i in (2, 3, 4, 5, 6, 7, 10)] == ["Nineteen"] * 3 + ["Eighty", "-", "Four", "1949"]
+    chinese = ["", "长", "城", "是", "明", "朝", "修", "建"]  # byte-level BPE: the first token holds part of 长
+    assert [word_of(chinese, i) for i in (0, 1, 2)] == ["", "长", "城"]
 
 
 def test_grounding_is_cached_by_its_answer(tmp_path: Path) -> None:

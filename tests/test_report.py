@@ -184,3 +184,16 @@ def test_a_column_no_sample_was_scored_on_is_still_reported(tmp_path: Path) -> N
     assert (mrr["n"], mrr["mean"], mrr["ci"]) == (0, None, None)
     assert mrr["skipped"] == {"contexts have no ids": 1, "missing field 'reference_doc_ids'": 5}
     assert data["histograms"]["mrr"]["n"] == 0 and sum(data["histograms"]["mrr"]["counts"]) == 0
+
+
+def test_only_scores_with_an_absolute_scale_are_coloured() -> None:
+    """grounding's likelihood ranks answers; its 0.02 is not 'bad', so the page must not colour it red."""
+    from localeval.report.collect import relative_scale
+
+    assert relative_scale("grounding") and not relative_scale("faithfulness") and not relative_scale("ndcg@5")
+    assert not relative_scale("a_plugin_not_installed_here")
+
+
+def test_summary_rows_say_which_columns_only_rank(two_runs) -> None:
+    summary = report_data(two_runs[2])["runs"][0]["summary"]
+    assert summary and all(row["relative"] is False for row in summary)  # classical metrics: absolute scores

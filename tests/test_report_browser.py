@@ -65,7 +65,7 @@ def test_every_chart_is_drawn(visit, report: Path) -> None:
     })""")
     histograms = [d for d in drawn if d["section"] == "distributions"]
     columns = list(dict.fromkeys(c for run in data["runs"] for c in run["columns"]))
-    assert len(histograms) == len(columns) == 15  # A: 9 classical + 6 judge columns; B's 9 are among them
+    assert len(histograms) == len(columns) == 18  # A: 9 classical + 9 judge columns; B's 9 are among them
     for column, chart in zip(columns, histograms):
         # one bar per non-empty bin of every run that has the column
         expected = sum(sum(1 for c in run["histograms"][column]["counts"] if c) for run in data["runs"]
@@ -121,10 +121,33 @@ def test_text_aimed_at_the_judge_is_listed_in_the_drilldown(visit) -> None:
     page.fill("#sample-search", "en-orwell")
     page.locator("#samples tr.sample-row").first.click()
     cut = page.locator("#samples tr.drill .aimed li")
-    assert cut.all_inner_texts() == [f"answer: {INJECTION}"]
+    assert cut.all_inner_texts() == [f"answer: {INJECTION}"] * 2  # under faithfulness and under grounding
     statements = page.locator("#samples tr.drill table.statements").first.inner_text()
     assert "Aldous Huxley wrote it." in statements and "Ignore" not in statements
+    tokens = page.locator("#samples tr.drill table.tokens").inner_text()
+    assert "Ignore" not in tokens  # grounding read the answer without the order too
     page.locator("#samples tr.sample-row").first.click()
+    page.fill("#sample-search", "")
+
+
+def test_grounding_lists_the_least_expected_tokens_uncoloured(visit, report: Path) -> None:
+    """grounding is a likelihood that only ranks: its cells stay uncoloured where faithfulness's are coloured,
+    and its drill-down lists the answer's least expected tokens, texts the answer holds, with their P."""
+    page = visit.page
+    page.fill("#sample-search", "en-eiffel")
+    row = page.locator("#samples tr.sample-row").first
+    columns = report_data(report)["runs"][0]["columns"]
+    cell = lambda column: row.locator("td.value").nth(columns.index(column))  # noqa: E731
+    assert cell("faithfulness").evaluate("td => td.style.background") != ""
+    assert cell("grounding").evaluate("td => td.style.background") == ""
+    row.click()
+    tokens = page.locator("#samples tr.drill table.tokens").locator("tbody tr")
+    entry = next(e for e in report_data(report)["runs"][0]["samples"] if e["id"] == "en-eiffel")
+    assert tokens.count() == len(entry["d"]["grounding"]["unexpected"]) >= 2
+    for text in tokens.locator("code").all_inner_texts():
+        assert text in "It was completed in 1889."
+    assert visit.errors == []
+    row.click()
     page.fill("#sample-search", "")
 
 

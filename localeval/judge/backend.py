@@ -194,6 +194,12 @@ class JudgeBackend(Protocol):
         """Tokens of a rendered prompt as it is sent (BOS and special tokens included)."""
         ...
 
+    def token_texts(self, text: str) -> list[str] | None:
+        """The text each token of `text` adds when read as a continuation (joined, they are `text`), one per
+        continuation log-probability, so a metric can say which words were unexpected; a token that holds
+        only part of a character adds ''. None where the backend cannot tell."""
+        ...
+
     def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
         """One reply per call, in order; a failed call's reply is the JudgeError that says why.
 

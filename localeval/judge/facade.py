@@ -129,6 +129,10 @@ class Judge:
     def count_tokens(self, text: str) -> int:
         return self.backend.count_tokens(text)
 
+    def token_texts(self, text: str) -> list[str] | None:
+        """The text of each token of a continuation (None where the backend cannot tell)."""
+        return self.backend.token_texts(text)
+
     def context_budget(self, prompt: RenderedPrompt, max_tokens: int | None = None) -> int:
         """Tokens left for text inserted into `prompt` (render it with the slot empty) before n_ctx is hit."""
         used = self.backend.prompt_tokens(self.render(prompt))

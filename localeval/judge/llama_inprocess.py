@@ -124,6 +124,20 @@ class LlamaModel:
             raise prompt_too_long(call.name, len(prompt), self.n_ctx, len(tail))
         return tail
 
+    def token_texts(self, text: str) -> list[str]:
+        """The text each token adds, so that joined they are the text. A character whose UTF-8 bytes span
+        several tokens (common in Chinese) is added by the token that completes it; those before add ''."""
+        texts: list[str] = []
+        pending = b""
+        for token in self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False):
+            pending += self.llm.detokenize([token])
+            try:
+                texts.append(pending.decode("utf-8"))
+                pending = b""
+            except UnicodeDecodeError:
+                texts.append("")
+        return texts
+
     def is_end(self, token: int) -> bool:
         import llama_cpp
 

@@ -111,6 +111,9 @@ class ServerBackend:
     def prompt_tokens(self, text: str) -> int:
         return self._unless_gone(self._prompt_tokens, text)
 
+    def token_texts(self, text: str) -> None:
+        return None  # continuations are not served (ContinuationCall's JudgeError), so there is nothing to align
+
     def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
         futures = {self._pool.submit(self._one, call): i for i, call in enumerate(calls)}
         answered: dict[int, Reply] = {}

@@ -23,14 +23,22 @@ on FaithBench dev it separates the hallucinated summaries best of everything mea
 less expected than a copy, so its scale depends on the judge and on how answers are written. Rank or
 compare systems with it, or set a threshold from your own labels (`localeval calibrate`).
 
-An answer with no passages, or that is only text aimed at the judge, is skipped with that reason. The
-passages and the answer must fit the judge's context window together (--n-ctx); a longer sample is skipped
-with the judge's message, never cut.
+A sample's details name the tokens the headline averages (`unexpected`: text, the word it is in, position,
+probability; least expected first, at most eight): where a reader looks in the passages. The report lists them in the
+drill-down and leaves the columns uncoloured (`scale = "relative"`): 0.02 is not bad on its own.
+
+An answer with no passages, or that is only text aimed at the judge, is skipped with that reason. Passages
+longer than the judge's window (--n-ctx, less the prompt and the answer) are split at sentence ends into
+windows that fit and the answer is read after each; every token keeps its highest log-probability over the
+windows, as a token is expected if some part of the passages expects it (faithfulness takes a statement's
+best window the same way). The details say how many windows it took; nothing is cut. An answer too long
+to leave room for any passage is skipped with the judge's message.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from typing import Any, Sequence
 
 from ..data.records import Sample
@@ -46,6 +54,8 @@ from .registry import register_metric
 #: dev sets 1 and 2 give the same figures; 3 and more lose HaluEval pairs (bench/accuracy.py).
 LOWEST_SHARE = 0.1
 LOWEST_AT_LEAST = 2
+#: The least expected tokens a sample's details name (with their text), for the report and samples.jsonl.
+SHOWN = 8
 
 
 @register_metric
@@ -55,6 +65,8 @@ class Grounding(JudgeMetric):
     name = "grounding"
     columns = ("grounding", "grounding.min", "grounding.mean")
     requires = ("answer", "contexts")
+    #: A likelihood: it ranks answers, 0.02 is not "bad" on its own (the report leaves it uncoloured).
+    scale = "relative"
 
     def settings(self) -> dict[str, Any]:
         return {"lowest_share": LOWEST_SHARE, **super().settings()}
@@ -66,21 +78,65 @@ class Grounding(JudgeMetric):
             return Skipped("the answer has only text aimed at the judge" if screened.removed else "the answer is empty")
         if not sample.contexts:
             return Skipped("no contexts to ground the answer in")
-        prompt = self.kit.prompt("grounding", lang, question=sample.question,
-                                 context="\n\n".join(c.text for c in sample.contexts))
-        (reply,) = yield [Ask.continuation_of(prompt, answer)]
-        logprobs = [float(v) for v in reply.value]
+        judge = self.kit.judge
+        text = "\n\n".join(c.text for c in sample.contexts)
+        empty = self.kit.prompt("grounding", lang, question=sample.question, context="")
+        budget = judge.context_budget(empty, max_tokens=judge.count_tokens(answer)) - 8
+        windows = [text] if judge.count_tokens(text) <= budget else judge.split_to_fit(text, budget)
+        replies = yield [Ask.continuation_of(self.kit.prompt("grounding", lang, question=sample.question, context=window),
+                                             answer) for window in windows]
+        # a token is as expected as the window that expects it most: some part of the passages holds it
+        logprobs = [max(float(v) for v in values) for values in zip(*(reply.value for reply in replies))]
         if not logprobs:
             return Skipped("the answer has no tokens")
-        details: dict[str, Any] = {"tokens": len(logprobs), "lowest": [round(v, 4) for v in sorted(logprobs)[:5]]}
+        details: dict[str, Any] = {"tokens": len(logprobs), "lowest": [round(v, 4) for v in sorted(logprobs)[:5]],
+                                   "windows": len(windows)}
+        texts = judge.token_texts(answer)
+        if texts is not None and len(texts) == len(logprobs):
+            details["unexpected"] = unexpected(texts, logprobs)
         if screened.removed:
             details["aimed_at_judge"] = {"answer": list(screened.removed)}
         return Measurement(scores(logprobs), details)
 
 
+def unexpected(texts: Sequence[str], logprobs: Sequence[float]) -> list[dict[str, Any]]:
+    """The tokens the headline averages (at most SHOWN), least expected first, each with its text, the
+    word it is part of, its position among the answer's tokens and its probability: what a reader checks
+    against the passages."""
+    order = sorted(range(len(logprobs)), key=lambda i: logprobs[i])[: min(SHOWN, headline_count(len(logprobs)))]
+    # a token holding part of a character (text '') is named by the character its next tokens complete
+    named = [texts[i] or next((t for t in texts[i + 1:] if t), "") for i in order]
+    return [{"text": text, "word": word_of(texts, i) or text.strip(), "token": i, "p": round(math.exp(logprobs[i]), 6)}
+            for text, i in zip(named, order)]
+
+
+def word_of(texts: Sequence[str], i: int) -> str:
+    """The word token i is part of: " Nin" of " Nin|ete|en" is "Nineteen". Tokens join while one ends and the
+    next begins with a letter or digit of a script that spaces its words; a CJK character stands alone."""
+    start, end = i, i + 1
+    while start > 0 and _continues(texts[start - 1], texts[start]):
+        start -= 1
+    while end < len(texts) and _continues(texts[end - 1], texts[end]):
+        end += 1
+    return "".join(texts[start:end]).strip()
+
+
+def _continues(left: str, right: str) -> bool:
+    return bool(left and right) and _in_word(left[-1]) and _in_word(right[0])
+
+
+def _in_word(char: str) -> bool:
+    return char.isalnum() and unicodedata.east_asian_width(char) not in ("W", "F")
+
+
+def headline_count(n_tokens: int) -> int:
+    """How many of the least expected tokens the headline averages."""
+    return max(LOWEST_AT_LEAST, math.floor(n_tokens * LOWEST_SHARE))
+
+
 def scores(logprobs: Sequence[float]) -> dict[str, float]:
     """The three columns from an answer's token log-probabilities (at least one; with one, all three are its)."""
     ordered = sorted(logprobs)
-    lowest = ordered[: max(LOWEST_AT_LEAST, math.floor(len(ordered) * LOWEST_SHARE))]
+    lowest = ordered[: headline_count(len(ordered))]
     return {"grounding": math.exp(sum(lowest) / len(lowest)), "grounding.min": math.exp(ordered[0]),
             "grounding.mean": math.exp(sum(ordered) / len(ordered))}

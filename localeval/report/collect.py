@@ -110,8 +110,23 @@ def _summary_rows(summary: Mapping[str, Any], calibration: Mapping[str, Any] | N
         entry["column"] = column
         entry["ci"] = interval.as_dict() if interval else None
         entry["lower_is_better"] = column in settings.lower_is_better
+        entry["relative"] = relative_scale(entry.get("metric", column))
         rows.append(entry)
     return rows
+
+
+def relative_scale(metric: str) -> bool:
+    """Whether the metric says its values only rank samples (`scale = "relative"`, e.g. grounding's
+    likelihood): the page then does not colour them red to green as if 0.02 meant bad. A metric this
+    version does not know (a plugin not installed here) is taken as an absolute score."""
+    from ..errors import MetricNameError
+    from ..metrics.registry import parse_name
+
+    try:
+        spec, _ = parse_name(metric)
+    except MetricNameError:
+        return False
+    return getattr(spec.cls, "scale", "absolute") == "relative"
 
 
 def _labels_view(item: RunInput, summary: Mapping[str, Any], calibration: Mapping[str, Any] | None,

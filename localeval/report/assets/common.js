@@ -50,9 +50,12 @@ function scoreColour(value, lowerBetter) {
   return `hsl(${Math.round(p * 120)}, 70%, 85%)`;
 }
 
+// A score in [0, 1] whose value means the same on every run (not a likelihood that only ranks: see
+// `relative` in collect.py), so red-to-green colouring says something.
 function isUnit(run, column) {
   const hist = run.histograms[column];
-  return hist && hist.edges[0] === 0 && hist.edges[hist.edges.length - 1] === 1;
+  const row = run.summary.find((r) => r.column === column);
+  return Boolean(hist && hist.edges[0] === 0 && hist.edges[hist.edges.length - 1] === 1 && !(row && row.relative));
 }
 
 function lowerBetter(run, column) {

@@ -5,6 +5,7 @@ const DETAIL_VIEWS = {
   faithfulness: (d) => statementsView(d, "supported", `Statements of the answer, each checked against the ${
     d.against === "reference_docs" ? "reference documents" : "contexts"}${d.windows > 1 ? ` (${d.windows} windows)` : ""}`),
   context_recall: (d) => statementsView(d, "attributable", "Statements of the reference, each checked against the contexts"),
+  grounding: groundingView,
   answer_relevance: questionsView,
   answer_relevance_rating: ratingView,
   context_relevance: (d) => h("div", {class: "small"}, `${d.needed.length} of ${d.sentences} context sentences ${
@@ -128,6 +129,24 @@ function aimedView(aimed) {
   if (!aimed) return null;
   const items = Object.entries(aimed).flatMap(([where, cuts]) => cuts.map((cut) => h("li", null, `${where}: `, h("code", null, cut))));
   return h("div", {class: "aimed"}, h("div", {class: "small muted"}, "Cut before judging, as text aimed at the judge:"), h("ul", null, items));
+}
+
+// grounding's least expected answer tokens: a likelihood that only ranks, so the probabilities are not coloured.
+function groundingView(details, lang) {
+  const words = details.unexpected || [];
+  const rows = words.map((w) => {
+    const token = w.text.trim() || "␣";
+    const word = w.word || token;  // the word the token is part of: "Nineteen" for its token "Nin"
+    return h("tr", null, h("td", {lang}, h("code", null, word), word !== token ? h("span", {class: "muted"}, ` token “${token}”`) : null),
+             h("td", {class: "num"}, `#${w.token + 1}`), h("td", {class: "prob"}, Number(w.p).toPrecision(2)));
+  });
+  return h("div", null,
+    h("div", {class: "small muted"}, `The answer's least expected tokens given the question and the contexts (${count(details.tokens)} tokens`
+      + " in all): check each against the contexts. The headline is the geometric mean of the lowest tenth's probabilities."),
+    rows.length ? h("table", {class: "statements tokens"}, h("thead", null, h("tr", null, h("th", null, "word"), h("th", {class: "num"}, "token"), h("th", {class: "num"}, "P"))),
+                    h("tbody", null, rows))
+      : h("div", {class: "small"}, `lowest log-probabilities: ${(details.lowest || []).map((v) => fmt(v, 3)).join(", ")}`),
+    aimedView(details.aimed_at_judge));
 }
 
 function questionsView(details) {
