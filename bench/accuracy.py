@@ -249,6 +249,7 @@ SETS: dict[str, Callable[[int, int], DevSet]] = {
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "faith-sentences": {"faithfulness_statements": "sentences"},
+    "faith-judge": {"faithfulness_statements": "judge"},
     "faith-both": {"faithfulness_statements": "both"},
     "faith-selected": {"faithfulness_evidence": "selected"},
     "faith-3way": {"faithfulness_verdict": "three-way"},
