@@ -14,8 +14,9 @@ tokens per sample beside it, so a method is chosen for its accuracy *and* its co
   a non-relevant passage that shares the most words with it; `rgb-zh-passages-heldout`: the same built from
   queries outside the first 100, to check a prompt chosen on those), Cranfield passage relevance (a query with
   a document judged relevant with grade >= 3, or an unjudged document that shares the most words),
-  HaluEval passage usefulness for context_precision (a question and its reference answer with its own
-  knowledge passage, or with another question's that shares the most words).
+  passage usefulness for context_precision (a question and its reference answer with its own passage, or
+  with another question's that shares the most words: HaluEval knowledge passages; UHGEval leads with the
+  first sentence of the real continuation and their articles, which hold that sentence word for word).
 
 Every row set is a seeded slice (--limit pairs or rows per set). Agreement runs share one judge cache
 (--cache), so variants that ask the same question pay once and an interrupted run resumes; seconds and
@@ -206,15 +207,13 @@ def rgb_zh_heldout(limit: int, seed: int) -> DevSet:
                   note="the rgb-zh-passages rows of queries outside its first 100 (the slice prompts were chosen on)")
 
 
-def halueval_passages(limit: int, seed: int) -> DevSet:
+def _usefulness_set(name: str, lang: str, rows: list[dict[str, str]], limit: int, seed: int, note: str) -> DevSet:
     """context_precision's own question: is this chunk useful for arriving at the reference answer? Half
-    the rows a HaluEval question with its own knowledge passage (1), half with the knowledge passage of
-    another question that shares the most words with the question and the reference (0: a hard negative,
-    as a retriever would return it). The reference is the right answer."""
-    rows = [r for r in read_jsonl(DATA / "halueval_qa_dev.jsonl") if int(r["is_hallucinated"]) == 0]
-    rng = random.Random(seed)
-    chosen = rng.sample(rows, min(limit, len(rows)))
-    passages = {row["id"]: " ".join(row["contexts"]) for row in rows}
+    the rows (each with `id`, `question`, `reference`, `passage`) a question with its own passage (1), half
+    with the passage of another row that shares the most words with the question and the reference (0: a
+    hard negative, as a retriever would return it)."""
+    chosen = random.Random(seed).sample(rows, min(limit, len(rows)))
+    passages = {row["id"]: row["passage"] for row in rows}
     passage_tokens = {i: _tokens(text) for i, text in passages.items()}
     samples, labels = [], {}
     for i, row in enumerate(chosen):
@@ -228,8 +227,26 @@ def halueval_passages(limit: int, seed: int) -> DevSet:
         samples.append({"id": sample_id, "question": row["question"], "reference": row["reference"],
                         "contexts": [{"id": doc, "text": passages[doc]}]})
         labels[sample_id] = label
-    return DevSet("halueval-passages", "en", ("context_precision",), samples, labels=labels,
-                  note="question + reference answer with its own knowledge passage (1) or the most word-sharing other one (0)")
+    return DevSet(name, lang, ("context_precision",), samples, labels=labels, note=note)
+
+
+def halueval_passages(limit: int, seed: int) -> DevSet:
+    """A HaluEval question and its right answer as the reference, with knowledge passages."""
+    rows = [{"id": r["id"], "question": r["question"], "reference": r["reference"], "passage": " ".join(r["contexts"])}
+            for r in read_jsonl(DATA / "halueval_qa_dev.jsonl") if int(r["is_hallucinated"]) == 0]
+    return _usefulness_set("halueval-passages", "en", rows, limit, seed,
+                           "question + reference answer with its own knowledge passage (1) or the most word-sharing other one (0)")
+
+
+def uhgeval_passages(limit: int, seed: int) -> DevSet:
+    """An UHGEval lead, the first sentence of its real continuation as the reference, with articles. The
+    own article holds that sentence word for word, so this asks whether the judge finds the article that
+    states the reference, against another article on a near topic."""
+    rows = [{"id": r["id"], "question": r["question"], "reference": r["real_first"], "passage": r["contexts"][1]}
+            for r in uhgeval_rows()]
+    return _usefulness_set("uhgeval-passages", "zh", rows, limit, seed,
+                           "news lead + first sentence of its real continuation with its own article (1) or the "
+                           "most word-sharing other one (0)")
 
 
 def cranfield(limit: int, seed: int) -> DevSet:
@@ -242,6 +259,7 @@ SETS: dict[str, Callable[[int, int], DevSet]] = {
     "halueval": halueval, "halueval-recall": halueval_recall, "uhgeval": uhgeval, "relevance-en": relevance_en,
     "relevance-zh": relevance_zh, "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
     "cranfield-passages": cranfield, "halueval-passages": halueval_passages,
+    "uhgeval-passages": uhgeval_passages,
 }
 
 # ---- method variants: metric option values (each run through localeval as a user would) -------------
