@@ -32,6 +32,11 @@ from .windows import split_to_fit
 RATINGS = ("1", "2", "3", "4", "5")
 
 
+#: Tokens context_budget keeps free: text counted on its own can take a few more tokens where it meets the
+#: prompt's text around its slot.
+SLOT_MARGIN = 8
+
+
 @dataclass(frozen=True)
 class Ask:
     """One question for the judge. Build it with `Ask.json`, `Ask.yes_no`, `Ask.choice` or `Ask.continuation_of`."""
@@ -134,13 +139,19 @@ class Judge:
         return self.backend.token_texts(text)
 
     def context_budget(self, prompt: RenderedPrompt, max_tokens: int | None = None) -> int:
-        """Tokens left for text inserted into `prompt` (render it with the slot empty) before n_ctx is hit."""
+        """Tokens that text inserted into `prompt` (render it with the slot empty) may take before n_ctx is
+        hit, less SLOT_MARGIN."""
         used = self.backend.prompt_tokens(self.render(prompt))
-        return self.n_ctx - (prompt.max_tokens if max_tokens is None else max_tokens) - used
+        return self.n_ctx - (prompt.max_tokens if max_tokens is None else max_tokens) - used - SLOT_MARGIN
 
     def split_to_fit(self, text: str, max_tokens: int) -> list[str]:
         """Pieces of at most max_tokens tokens, cut at sentence ends; callers window long contexts with this."""
         return split_to_fit(text, max_tokens, self.count_tokens)
+
+    def windows(self, text: str, budget: int) -> list[str]:
+        """`text` as written when it fits `budget` tokens (so a sample that fits is asked exactly as it
+        reads), else split_to_fit's pieces."""
+        return [text] if self.count_tokens(text) <= budget else self.split_to_fit(text, budget)
 
     # ---- one question at a time (raise JudgeError) -----------------------------------------------
 

@@ -100,7 +100,7 @@ class ContextRelevance(JudgeMetric):
     def _windows(self, items: list[str], prompt: str, lang: str, **empty: str) -> list[tuple[int, int]]:
         """Consecutive runs of sentences whose (numbered) list fits the judge's window."""
         judge = self.kit.judge
-        budget = judge.context_budget(self.kit.prompt(prompt, lang, **empty)) - 8
+        budget = judge.context_budget(self.kit.prompt(prompt, lang, **empty))
         windows, start, used = [], 0, 0
         for i, sentence in enumerate(items):
             cost = judge.count_tokens(f"{i - start + 1}. {sentence}\n")

@@ -81,8 +81,7 @@ class Grounding(JudgeMetric):
         judge = self.kit.judge
         text = "\n\n".join(c.text for c in sample.contexts)
         empty = self.kit.prompt("grounding", lang, question=sample.question, context="")
-        budget = judge.context_budget(empty, max_tokens=judge.count_tokens(answer)) - 8
-        windows = [text] if judge.count_tokens(text) <= budget else judge.split_to_fit(text, budget)
+        windows = judge.windows(text, judge.context_budget(empty, max_tokens=judge.count_tokens(answer)))
         replies = yield [Ask.continuation_of(self.kit.prompt("grounding", lang, question=sample.question, context=window),
                                              answer) for window in windows]
         # a token is as expected as the window that expects it most: some part of the passages holds it

@@ -88,18 +88,14 @@ def support(kit: JudgeKit, lang: str, statements: Sequence[str], passages: Seque
     name = VERDICTS[verdict]
     text = joined(passages)
     longest = max(statements, key=len, default="")
-    budget = judge.context_budget(kit.prompt(name, lang, context="", statement=longest, question=question)) - 8
-
-    def windowed(context: str) -> list[str]:
-        return [context] if judge.count_tokens(context) <= budget else judge.split_to_fit(context, budget)
-
+    budget = judge.context_budget(kit.prompt(name, lang, context="", statement=longest, question=question))
     if evidence == "selected":
         sentences = split_sentences(text)
-        per_statement = [windowed(select_evidence(statement, sentences)) for statement in statements]
+        per_statement = [judge.windows(select_evidence(statement, sentences), budget) for statement in statements]
         pairs = [(chunk, i) for i, chunks in enumerate(per_statement) for chunk in chunks]
         windows = max(len(chunks) for chunks in per_statement)
     else:
-        chunks = windowed(text)
+        chunks = judge.windows(text, budget)
         pairs = [(chunk, i) for chunk in chunks for i in range(len(statements))]
         windows = len(chunks)
     asks = [_verdict_ask(kit.prompt(name, lang, context=context, statement=statements[i], question=question), verdict)
@@ -116,8 +112,8 @@ def best_of_windows(kit: JudgeKit, lang: str, name: str, slot: str, texts: Seque
     """P(yes) of the yes/no prompt `name` for each text put into its `slot`; a text longer than the
     judge's window is split at sentence ends and counts its best window (nothing is truncated)."""
     judge = kit.judge
-    budget = judge.context_budget(kit.prompt(name, lang, **{slot: ""}, **variables)) - 8
-    pieces = [[text] if judge.count_tokens(text) <= budget else judge.split_to_fit(text, budget) for text in texts]
+    budget = judge.context_budget(kit.prompt(name, lang, **{slot: ""}, **variables))
+    pieces = [judge.windows(text, budget) for text in texts]
     owners = [i for i, parts in enumerate(pieces) for _ in parts]
     answers = yield [Ask.yes_no(kit.prompt(name, lang, **{slot: part}, **variables)) for parts in pieces for part in parts]
     best = [0.0] * len(texts)
