@@ -6,6 +6,7 @@ These run in milliseconds; the same metrics run on the real GGUF judge in test_j
 from __future__ import annotations
 
 import math
+import re
 
 from pathlib import Path
 
@@ -200,6 +201,56 @@ def test_context_precision_ranks_useful_chunks(tmp_path: Path) -> None:
     outcome = measure("context_precision", record, backend, tmp_path / "c.sqlite")
     # relevant = [0, 1, 0]: precision@2 = 1/2, one relevant chunk (by hand)
     assert outcome.values["context_precision"] == pytest.approx(0.5)
+
+
+def test_the_verdict_threshold_moves_every_count_and_no_judge_call(tmp_path: Path) -> None:
+    """--verdict-threshold: a chunk is useful, a statement supported, at P >= the metric's threshold; the
+    probabilities, and so the judge calls, stay the same (a re-score is all cache hits)."""
+    record = dict(RECORD, contexts=["Rome is in Italy.", "Paris is in France.", "Berlin is big."])
+    p_yes = {"Rome": 0.7, "Paris": 0.9, "Berlin": 0.2}
+    backend = FakeBackend(split_answer, probability_rule=lambda c: next(
+        ({"yes": p, "no": 1 - p} for word, p in p_yes.items() if word in between(c.text, "Passage:")),
+        {"yes": 0.6, "no": 0.4}))
+    at_half = measure("context_precision", record, backend, tmp_path / "c.sqlite")
+    calls = len(backend.calls)
+    # relevant = [1, 1, 0] at 0.5: (1 + 1) / 2; [0, 1, 0] at 0.8: precision@2 = 1/2 (by hand)
+    assert at_half.values["context_precision"] == pytest.approx(1.0)
+    for given in ("0.8", "context_precision=0.8", "0.3,context_precision=0.8", 0.8,
+                  {"*": 0.3, "context_precision": 0.8}):
+        outcome = measure("context_precision", record, backend, tmp_path / "c.sqlite", verdict_threshold=given)
+        assert outcome.values["context_precision"] == pytest.approx(0.5), given
+        assert [u["relevant"] for u in outcome.details["useful"]] == [False, True, False]
+    assert len(backend.calls) == calls  # every later verdict came from the cache
+
+    faith = FakeBackend(split_answer, supported_by_word_share)
+    # statement P = 1.0 and 0.2 (the first test): share 0.5 at 0.5, 0.5 at 0.15 for context_recall only
+    outcome = measure("faithfulness", RECORD, faith, tmp_path / "f.sqlite", verdict_threshold="context_recall=0.15")
+    assert outcome.values["faithfulness.share"] == pytest.approx(0.5)
+    outcome = measure("faithfulness", RECORD, faith, tmp_path / "f.sqlite", verdict_threshold="0.15")
+    assert outcome.values["faithfulness.share"] == pytest.approx(1.0)
+    assert outcome.values["faithfulness"] == pytest.approx(0.6)  # the mean reads no threshold
+
+
+@pytest.mark.parametrize("given, message", [
+    ("1", "'1': a threshold is a probability strictly between 0 and 1"),
+    ("nan", "'nan': a threshold is a probability strictly between 0 and 1"),
+    ("context_precision=high", "'high' is not a number"),
+    ("0.5,0.6", "a bare threshold is given twice"),
+    ("answer_relevance=0.6", "'answer_relevance' counts no verdicts at a threshold; the metrics that do: "
+                             "faithfulness, context_relevance, passage_relevance, context_precision, context_recall"),
+    ("0.6,", "expected P or METRIC=P separated by commas"),
+])
+def test_bad_verdict_thresholds_are_refused_before_anything_loads(given: str, message: str) -> None:
+    with pytest.raises(OptionError, match="--verdict-threshold .*" + re.escape(message)):
+        build_metrics("ndcg@5", MetricOptions(verdict_threshold=given))
+
+
+def test_the_threshold_is_recorded_only_where_it_counts() -> None:
+    metrics = build_metrics("judge", MetricOptions(verdict_threshold="0.6,context_precision=0.85"))
+    recorded = {m.name: m.settings().get("threshold") for m in metrics}
+    assert recorded == {"faithfulness": 0.6, "grounding": None, "answer_relevance_rating": None,
+                        "context_relevance": 0.6, "passage_relevance": 0.6, "context_precision": 0.85,
+                        "context_recall": 0.6}
 
 
 def test_answer_relevance_uses_the_embedder_and_the_option(tmp_path: Path) -> None:

@@ -132,7 +132,7 @@ def metric_options(command: Command) -> Command:
                                    default=option.default, show_default=True, help=option.help)(command)
         else:
             command = click.option(option.flag, option.name, default=option.default, show_default=True,
-                                   help=option.help)(command)
+                                   metavar=option.metavar, help=option.help)(command)
     return command
 
 

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 from ..data.records import Sample
 from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
-from .judged import THRESHOLD, Flow, JudgeMetric, mean_and_share
+from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
 from .registry import MetricOption, check_choices, register_metric
 from .steps import best_of_windows, sentence_statements, statements_of, support
 
@@ -31,7 +31,7 @@ RECALL_STATEMENTS = ("sentences", "judge")
 
 
 @register_metric
-class ContextPrecision(JudgeMetric):
+class ContextPrecision(VerdictMetric):
     """Rank-weighted precision of the chunks the judge finds useful for the (reference) answer."""
 
     name = "context_precision"
@@ -46,14 +46,14 @@ class ContextPrecision(JudgeMetric):
             return Skipped("no contexts retrieved")
         probs = yield from best_of_windows(self.kit, lang, "context_useful", "context", [c.text for c in sample.contexts],
                                            question=sample.question, target=target, target_kind=against)
-        relevant = [p >= THRESHOLD for p in probs]
+        relevant = [p >= self.threshold for p in probs]
         return Measurement({self.name: precision_weighted(relevant)},
                            {"useful": [{"p": round(p, 6), "relevant": r} for p, r in zip(probs, relevant)],
                             "against": against})
 
 
 @register_metric
-class ContextRecall(JudgeMetric):
+class ContextRecall(VerdictMetric):
     """Expected share of the reference answer's statements attributable to the contexts (mean P, as
     faithfulness reads its verdicts); `context_recall.share` is Ragas' count of those with P ≥ 0.5."""
 
@@ -61,17 +61,18 @@ class ContextRecall(JudgeMetric):
     columns = ("context_recall", "context_recall.share")
     groups = ("ragas", "judge")
     requires = ("contexts", "reference")
-    options = (MetricOption("context_recall_statements", "sentences", "context_recall: statements are the reference "
+    options = VerdictMetric.options + (MetricOption("context_recall_statements", "sentences", "context_recall: statements are the reference "
                             "answer's own sentences (Ragas' context recall) or the judge's decomposition of it.",
                             choices=RECALL_STATEMENTS),)
 
     @classmethod
     def create(cls, context: MetricContext, k: int | None) -> ContextRecall:
-        return cls(context.kit, statements=context.options["context_recall_statements"])
+        return cls(context.kit, statements=context.options["context_recall_statements"],
+                   threshold=threshold_of(context, cls.name))
 
-    def __init__(self, kit: JudgeKit, statements: str = "sentences") -> None:
+    def __init__(self, kit: JudgeKit, statements: str = "sentences", threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (statements, RECALL_STATEMENTS))
-        super().__init__(kit)
+        super().__init__(kit, threshold)
         self.statements = statements
 
     def settings(self) -> dict[str, Any]:
@@ -87,9 +88,9 @@ class ContextRecall(JudgeMetric):
             return Skipped("no checkable statement in the reference")
         probs, windows = ((yield from support(self.kit, lang, statements, sample.contexts)) if sample.contexts
                           else ([0.0] * len(statements), 0))
-        mean, share = mean_and_share(probs)
+        mean, share = mean_and_share(probs, self.threshold)
         return Measurement({self.name: mean, "context_recall.share": share},
-                           {"statements": [{"text": t, "p": round(p, 6), "attributable": p >= THRESHOLD}
+                           {"statements": [{"text": t, "p": round(p, 6), "attributable": p >= self.threshold}
                                            for t, p in zip(statements, probs)],
                             "windows": windows})
 

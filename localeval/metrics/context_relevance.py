@@ -28,7 +28,7 @@ from ..judge.facade import Ask
 from ..judge.kit import JudgeKit
 from ..text import split_sentences
 from .base import Measurement, MetricContext, Outcome, Skipped
-from .judged import THRESHOLD, Flow, JudgeMetric
+from .judged import THRESHOLD, Flow, VerdictMetric, threshold_of
 from .registry import MetricOption, check_choices, register_metric
 from .steps import best_of_windows
 
@@ -36,21 +36,21 @@ METHODS = ("list", "probability")
 
 
 @register_metric
-class ContextRelevance(JudgeMetric):
+class ContextRelevance(VerdictMetric):
     """Share of the contexts' sentences the judge finds needed to answer the question."""
 
     name = "context_relevance"
     requires = ("contexts",)
-    options = (MetricOption("context_relevance_method", "list", "context_relevance: the judge lists the needed "
+    options = VerdictMetric.options + (MetricOption("context_relevance_method", "list", "context_relevance: the judge lists the needed "
                             "sentences (JSON), or gives each sentence a probability.", choices=METHODS),)
 
     @classmethod
     def create(cls, context: MetricContext, k: int | None) -> ContextRelevance:
-        return cls(context.kit, method=context.options["context_relevance_method"])
+        return cls(context.kit, method=context.options["context_relevance_method"], threshold=threshold_of(context, cls.name))
 
-    def __init__(self, kit: JudgeKit, method: str = "list") -> None:
+    def __init__(self, kit: JudgeKit, method: str = "list", threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (method, METHODS))
-        super().__init__(kit)
+        super().__init__(kit, threshold)
         self.method = method
 
     def settings(self) -> dict[str, Any]:
@@ -92,7 +92,7 @@ class ContextRelevance(JudgeMetric):
                                                 sentence=sentences[i])) for i in range(start, stop)]
         answers = yield asks
         probs = [answer.value for answer in answers]
-        needed = [i + 1 for i, p in enumerate(probs) if p >= THRESHOLD]
+        needed = [i + 1 for i, p in enumerate(probs) if p >= self.threshold]
         return Measurement({self.name: len(needed) / len(sentences)},
                            {"sentences": len(sentences), "needed": needed, "p": [round(p, 6) for p in probs],
                             "windows": len(windows)})
@@ -114,7 +114,7 @@ class ContextRelevance(JudgeMetric):
 
 
 @register_metric
-class PassageRelevance(JudgeMetric):
+class PassageRelevance(VerdictMetric):
     """Mean P(a retrieved passage contains what is needed to answer the question), per passage in the details."""
 
     name = "passage_relevance"
@@ -128,5 +128,5 @@ class PassageRelevance(JudgeMetric):
         probs = yield from best_of_windows(self.kit, lang, "passage_relevant", "passage", [c.text for c in contexts],
                                            question=sample.question)
         return Measurement({self.name: sum(probs) / len(probs)},
-                           {"passages": [{"id": c.id, "rank": rank, "p": round(p, 6), "relevant": p >= THRESHOLD}
+                           {"passages": [{"id": c.id, "rank": rank, "p": round(p, 6), "relevant": p >= self.threshold}
                                          for (rank, c), p in zip(ranked, probs)]})

@@ -39,7 +39,7 @@ from ..data.records import Sample
 from ..judge.injection import screen
 from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
-from .judged import THRESHOLD, Flow, JudgeMetric, mean_and_share
+from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
 from .registry import MetricOption, check_choices, register_metric
 from .steps import VERDICTS, passages_for, sentence_statements, statements_of, support
 
@@ -50,13 +50,13 @@ QUESTION = ("none", "beside")
 
 
 @register_metric
-class Faithfulness(JudgeMetric):
+class Faithfulness(VerdictMetric):
     """Expected share of the answer's statements supported by the contexts (or reference documents)."""
 
     name = "faithfulness"
     columns = ("faithfulness", "faithfulness.share", "faithfulness.min")
     groups = ("ragas", "judge")
-    options = (
+    options = VerdictMetric.options + (
         MetricOption("faithfulness_against", "contexts", "Check the answer's statements against the retrieved "
                      "contexts or the reference documents.", choices=AGAINST),
         MetricOption("faithfulness_statements", "sentences", "faithfulness: statements are the answer's own "
@@ -76,13 +76,13 @@ class Faithfulness(JudgeMetric):
         o = context.options
         return cls(context.kit, against=o["faithfulness_against"], statements=o["faithfulness_statements"],
                    evidence=o["faithfulness_evidence"], verdict=o["faithfulness_verdict"],
-                   question=o["faithfulness_question"])
+                   question=o["faithfulness_question"], threshold=threshold_of(context, cls.name))
 
     def __init__(self, kit: JudgeKit, against: str = "contexts", statements: str = "sentences", evidence: str = "context",
-                 verdict: str = "two-way", question: str = "none") -> None:
+                 verdict: str = "two-way", question: str = "none", threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE),
                       (verdict, tuple(VERDICTS)), (question, QUESTION))
-        super().__init__(kit)
+        super().__init__(kit, threshold)
         self.against, self.statements, self.evidence, self.verdict = against, statements, evidence, verdict
         self.question = question
         self.requires = ("answer", against)
@@ -114,7 +114,7 @@ class Faithfulness(JudgeMetric):
             else:
                 probs += [0.0] * len(statements)
         texts = decomposed + own
-        supported = [p >= THRESHOLD for p in probs]
+        supported = [p >= self.threshold for p in probs]
         details: dict[str, Any] = {
             "statements": [{"text": t, "p": round(p, 6), "supported": ok} for t, p, ok in zip(texts, probs, supported)],
             "against": self.against, "windows": windows}
@@ -122,5 +122,5 @@ class Faithfulness(JudgeMetric):
                self.against: [r for passage in passages for r in screen(passage.text).removed]}
         if any(cut.values()):
             details["aimed_at_judge"] = {where: removed for where, removed in cut.items() if removed}
-        mean, share = mean_and_share(probs)
+        mean, share = mean_and_share(probs, self.threshold)
         return Measurement({"faithfulness": mean, "faithfulness.share": share, "faithfulness.min": min(probs)}, details)

@@ -18,24 +18,107 @@ per window the calls are exactly those of a sample-by-sample loop.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generator, Sequence, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generator, Mapping, Sequence, TypeVar
 
 from ..data.records import Sample
-from ..errors import JudgeError
+from ..errors import JudgeError, OptionError
 from ..judge.backend import CallStats
 from ..judge.facade import Answer, Ask, Judge
 from ..judge.kit import JudgeKit
 from .base import Measurement, MetricContext, Outcome, Skipped
+from .registry import MetricOption
 
-#: A statement counts as supported, a chunk as useful, when the judge's probability is at least this.
+#: A statement counts as supported, a chunk as useful, when the judge's probability is at least this,
+#: unless --verdict-threshold says otherwise.
 THRESHOLD = 0.5
 
 
-def mean_and_share(probs: Sequence[float]) -> tuple[float, float]:
+@dataclass(frozen=True)
+class VerdictThresholds:
+    """--verdict-threshold read: one threshold for every metric that counts verdicts, and others for some.
+
+    0.5 is where a yes becomes likelier than a no, but a small judge is lenient with text on the question's
+    topic, by how much depends on the language and the rubric (README, *How accurate is the judge?*: Chinese
+    context_precision passes 27 of 30 near-topic articles at 0.5, and is right in 0.867 at a threshold
+    fitted on labelled chunks). A threshold changes no judge call, so a run re-scored with another is all
+    cache hits."""
+
+    default: float = THRESHOLD
+    by_metric: Mapping[str, float] = field(default_factory=dict)
+
+    def of(self, metric: str) -> float:
+        return self.by_metric.get(metric, self.default)
+
+
+def parse_verdict_thresholds(value: Any) -> VerdictThresholds:
+    """'0.7', 'context_precision=0.9' or '0.6,context_precision=0.9' (from Python also a number, a
+    VerdictThresholds, or a dict of metric → threshold with '*' for the rest)."""
+    if isinstance(value, VerdictThresholds):
+        return value
+    flag = VERDICT_THRESHOLD_FLAG
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return VerdictThresholds(_probability(str(value), value, flag))
+    if isinstance(value, Mapping):
+        items = [(str(k), v) for k, v in value.items()]
+    elif isinstance(value, str):
+        items = []
+        for part in value.split(","):
+            name, eq, number = part.strip().rpartition("=")
+            if not number.strip():
+                raise OptionError(f"{flag} '{value}': expected P or METRIC=P separated by commas, "
+                                  "e.g. 0.6,context_precision=0.85")
+            items.append((name.strip() if eq else "*", number.strip()))
+    else:
+        raise OptionError(f"{flag} must be a number between 0 and 1 or METRIC=P pairs, got {value!r}")
+    known = verdict_metrics()
+    default, by_metric = THRESHOLD, {}
+    seen: set[str] = set()
+    for name, number in items:
+        if name in seen:
+            raise OptionError(f"{flag} '{value}': {'a bare threshold' if name == '*' else name} is given twice")
+        seen.add(name)
+        if name != "*" and name not in known:
+            raise OptionError(f"{flag} '{value}': '{name}' counts no verdicts at a threshold; "
+                              f"the metrics that do: {', '.join(known)}")
+        threshold = _probability(f"{name}={number}" if name != "*" else str(number), number, flag)
+        if name == "*":
+            default = threshold
+        else:
+            by_metric[name] = threshold
+    return VerdictThresholds(default, by_metric)
+
+
+def _probability(shown: str, number: Any, flag: str) -> float:
+    try:
+        threshold = float(number)
+    except (TypeError, ValueError):
+        raise OptionError(f"{flag} '{shown}': {number!r} is not a number") from None
+    if isinstance(number, bool) or not 0 < threshold < 1:  # NaN fails too
+        raise OptionError(f"{flag} '{shown}': a threshold is a probability strictly between 0 and 1")
+    return threshold
+
+
+def verdict_metrics() -> list[str]:
+    """The registered metrics that count verdicts at a threshold (they list VERDICT_THRESHOLD)."""
+    from .registry import specs
+
+    return [spec.name for spec in specs() if VERDICT_THRESHOLD in spec.options]
+
+
+VERDICT_THRESHOLD_FLAG = "--verdict-threshold"
+VERDICT_THRESHOLD = MetricOption(
+    "verdict_threshold", "0.5",
+    "P at which a judge verdict counts as yes (a statement supported, a chunk useful, a sentence needed): one "
+    "for every metric, METRIC=P for one (comma-separated, e.g. 0.5,context_precision=0.85). Set it from labels; "
+    "the judge is not re-run.", parse=parse_verdict_thresholds, metavar="P|METRIC=P,...")
+
+
+def mean_and_share(probs: Sequence[float], threshold: float = THRESHOLD) -> tuple[float, float]:
     """The two readings of a list of statement verdicts (faithfulness, context_recall): the mean P, which is
-    the expected share of supported statements and the headline, and the share with P ≥ THRESHOLD (Ragas'
-    count, the `.share` column)."""
-    return sum(probs) / len(probs), sum(p >= THRESHOLD for p in probs) / len(probs)
+    the expected share of supported statements and the headline, and the share with P ≥ threshold (Ragas'
+    count at 0.5, the `.share` column)."""
+    return sum(probs) / len(probs), sum(p >= threshold for p in probs) / len(probs)
 
 T = TypeVar("T")
 #: A flow: yields the questions it needs next, is sent their answers, returns its result.
@@ -111,7 +194,7 @@ class JudgeMetric:
         self._total: CallStats | None = None
 
     def settings(self) -> dict[str, Any]:
-        return {"threshold": THRESHOLD, **self.kit.options.settings()}
+        return dict(self.kit.options.settings())
 
     def usage(self) -> dict[str, Any]:
         """Judge work of this metric over the whole run (for the summary)."""
@@ -131,6 +214,28 @@ class JudgeMetric:
 
     def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         raise NotImplementedError
+
+
+class VerdictMetric(JudgeMetric):
+    """A judge metric that counts verdicts as yes at P ≥ `threshold` (--verdict-threshold, default 0.5)."""
+
+    options: tuple[MetricOption, ...] = (VERDICT_THRESHOLD,)
+
+    @classmethod
+    def create(cls, context: MetricContext, k: int | None) -> JudgeMetric:
+        return cls(context.kit, threshold=threshold_of(context, cls.name))
+
+    def __init__(self, kit: JudgeKit, threshold: float = THRESHOLD) -> None:
+        super().__init__(kit)
+        self.threshold = _probability(str(threshold), threshold, "threshold")
+
+    def settings(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, **super().settings()}
+
+
+def threshold_of(context: MetricContext, metric: str) -> float:
+    """The verdict threshold the run's options give `metric`."""
+    return parse_verdict_thresholds(context.options.get("verdict_threshold", THRESHOLD)).of(metric)
 
 
 def measure_together(work: Sequence[tuple[JudgeMetric, Sequence[Sample]]]) -> list[list[Outcome]]:

@@ -14,7 +14,7 @@ import difflib
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import MetricNameError, OptionError
 
@@ -37,13 +37,20 @@ class MetricOption:
     choices: tuple[str, ...] | None = None
     minimum: int | None = None
     maximum: int | None = None
+    #: For a value with a grammar of its own (--verdict-threshold): reads the given value into what metrics
+    #: receive, raising OptionError on a bad one. The flag then takes text.
+    parse: Callable[[Any], Any] | None = None
+    metavar: str | None = None  # how --help names a `parse` option's value
 
     @property
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
     def check(self, value: Any) -> Any:
-        """The value if it is allowed; OptionError naming the flag otherwise."""
+        """The value if it is allowed (as `parse` reads it, when there is one); OptionError naming the flag
+        otherwise."""
+        if self.parse is not None:
+            return self.parse(value)
         if self.choices is not None and value not in self.choices:
             raise OptionError(f"{self.flag} '{value}' is not one of {', '.join(self.choices)}")
         if isinstance(self.default, bool):
