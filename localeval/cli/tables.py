@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 if TYPE_CHECKING:
     from ..gate import GateResult
@@ -49,14 +49,10 @@ def fmt(value: Any, digits: int = 4) -> str:
 def calibration_tables(report: Mapping[str, Any], confidence: float) -> str:
     """Agreement table, then the estimates table; errors as one line per column."""
     agree_rows, ppi_rows, notes = [], [], []
-    for column, entry in report.items():
-        if "error" in entry:
-            notes.append(f"{column}: {entry['error']}")
-            continue
-        a = entry["agreement"]
-        d, c = a["at_0.5"], a["at_chosen"]
+    for column, entry, d, c in _agreements(report, notes):
         agree_rows.append((column, str(d["n"]), fmt(d["accuracy"]), fmt(d["balanced_accuracy"]), fmt(d["kappa"]),
-                           fmt(a["threshold"], 3), fmt(c["accuracy"]), fmt(c["balanced_accuracy"]), fmt(c["kappa"])))
+                           fmt(entry["agreement"]["threshold"], 3), fmt(c["accuracy"]), fmt(c["balanced_accuracy"]),
+                           fmt(c["kappa"])))
         p = entry["ppi"]
         if "error" in p:
             notes.append(f"{column}: {p['error']}")
@@ -70,6 +66,34 @@ def calibration_tables(report: Mapping[str, Any], confidence: float) -> str:
     if ppi_rows:
         parts.append(format_table(_ppi_header(confidence), ppi_rows))
     return "\n\n".join(parts + (["\n".join(notes)] if notes else []))
+
+
+def verdict_threshold_table(report: Mapping[str, Any]) -> str:
+    """The chunk verdicts against reference_doc_ids, at 0.5 and at the fitted threshold, and the flag to use."""
+    rows, notes, flags = [], [], []
+    for metric, entry, d, c in _agreements(report, notes):
+        rows.append((metric, str(entry["n_chunks"]), str(entry["n_relevant"]), fmt(d["balanced_accuracy"]),
+                     fmt(d["judge_positive_rate"]), fmt(entry["agreement"]["threshold"], 3), fmt(c["balanced_accuracy"]),
+                     fmt(c["judge_positive_rate"])))
+        flags.append(entry["verdict_threshold"])
+    parts = []
+    if rows:
+        parts.append(format_table(("chunk verdicts", "chunks", "relevant", "bacc@0.5", "yes@0.5", "threshold", "bacc@t",
+                                   "yes@t"), rows))
+        parts.append("(relevant = named in the sample's reference_doc_ids; the threshold is chosen on these chunks, so "
+                     "bacc@t is optimistic)\nto score with it (the judge's answers come from the cache): "
+                     f"localeval score ... --verdict-threshold {','.join(flags)}")
+    return "\n\n".join(parts + (["\n".join(notes)] if notes else []))
+
+
+def _agreements(report: Mapping[str, Any], notes: list[str]) -> Iterator[tuple[str, Mapping[str, Any], Any, Any]]:
+    """(name, entry, agreement at 0.5, at the chosen threshold) of each entry that has them; the others'
+    errors go to `notes`, one line each."""
+    for name, entry in report.items():
+        if "error" in entry:
+            notes.append(f"{name}: {entry['error']}")
+            continue
+        yield name, entry, entry["agreement"]["at_0.5"], entry["agreement"]["at_chosen"]
 
 
 def ppi_table(block: Mapping[str, Any]) -> str:

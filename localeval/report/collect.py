@@ -137,7 +137,7 @@ def _labels_view(item: RunInput, summary: Mapping[str, Any], calibration: Mappin
 
         report = calibration_report(item.run, item.labels, settings.confidence)
         return {"source": f"labels {item.labels.source}", "metrics": report}
-    if calibration:
+    if calibration and calibration.get("metrics"):  # without --labels, calibrate fits only verdict thresholds
         return {"source": f"{item.folder}/calibration.json (localeval calibrate)", "metrics": calibration.get("metrics", {})}
     ppi = summary.get("ppi")
     if isinstance(ppi, dict) and ppi.get("metrics"):

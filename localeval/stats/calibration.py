@@ -2,7 +2,9 @@
 
 Pairs each labelled sample's human label with the judge's score for the same metric column, then calls
 agreement.py and ppi.py. `ppi_summary` is the block `localeval score --labels` adds to summary.json;
-`calibration_report` is what `localeval calibrate` prints and writes.
+`calibration_report` is what `localeval calibrate` prints and writes, with `verdict_threshold_report`
+beside it: the threshold of the per-chunk verdicts, fitted on the relevance the run's reference_doc_ids
+give its chunks.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ if TYPE_CHECKING:  # numpy is imported inside the functions so that `localeval -
 
     from ..data.labels import Labels
     from ..results.runs import ScoredRun
+    from ..results.verdicts import ChunkVerdicts
 
 PPI_METHOD = "PPI++ mean (Angelopoulos, Duchi, Zrnic 2023), power-tuned lambda in [0, 1], CLT interval"
 
@@ -47,6 +50,27 @@ def calibration_report(run: ScoredRun, labels: Labels, confidence: float = 0.95,
                                       "at_chosen": float(np.mean(scored >= choice.threshold))}
         entry["ppi"] = _ppi_block(run, column, by_id, y, f, confidence, lam_mode)
         out[column] = entry
+    return out
+
+
+def verdict_threshold_report(chunks: Mapping[str, ChunkVerdicts]) -> dict[str, Any]:
+    """Per chunk-judging metric: agreement of its chunk verdicts with the relevance reference_doc_ids give,
+    at 0.5 and at the threshold that maximises balanced accuracy, and the --verdict-threshold value that
+    sets it (a re-score with it reads the cached probabilities; the judge is not run again)."""
+    from .agreement import choose_threshold
+
+    out: dict[str, Any] = {}
+    for metric, found in chunks.items():
+        entry: dict[str, Any] = {"n_chunks": len(found.p), "n_relevant": sum(found.relevant), "n_samples": found.samples}
+        kinds = set(found.relevant)
+        if len(kinds) < 2:
+            entry["error"] = (f"all {len(found.p)} chunks with an id are {'relevant' if 1 in kinds else 'not relevant'} "
+                              "by reference_doc_ids; a threshold needs chunks of both kinds")
+        else:
+            choice = choose_threshold(found.relevant, found.p)
+            entry["agreement"] = choice.as_dict()
+            entry["verdict_threshold"] = f"{metric}={round(choice.threshold, 7)}"
+        out[metric] = entry
     return out
 
 
