@@ -3,7 +3,8 @@ reference answer (their relevance to the question is in context_relevance.py).
 
 context_precision (the tutorial's formula): each retrieved chunk k gets P(useful) for answering the
 question, judged against the reference answer when there is one, else against the generated answer;
-rel_k = 1 when P ≥ 0.5. With precision@k = (Σ_{i≤k} rel_i) / k,
+rel_k = 1 when P ≥ the verdict threshold (0.5 unless --verdict-threshold;
+`localeval calibrate` fits it on the run's reference_doc_ids). With precision@k = (Σ_{i≤k} rel_i) / k,
 
     context_precision = Σ_k precision@k · rel_k / (number of relevant chunks), 0 when none is relevant
 

@@ -2,7 +2,7 @@
 
 Ragas' definition, made robust for small local judges: the answer is split into statements, and each
 statement gets P(supported) from the next-token probabilities of the verdict words (no text to parse).
-With n statements, of which s have P ≥ 0.5:
+With n statements, of which s have P ≥ the verdict threshold (0.5 unless --verdict-threshold):
 
     faithfulness       = mean of the n probabilities: the expected share of supported statements when each
                          verdict is read as the probability it is
