@@ -30,7 +30,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from accuracy import SETS  # noqa: E402
+from accuracy import SETS, read_jsonl  # noqa: E402
 
 from localeval.stats.agreement import agreement  # noqa: E402
 
@@ -60,7 +60,7 @@ def score(rows: list[dict[str, Any]], folder: Path, cache: str, threshold: str |
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     extra = ["--verdict-threshold", threshold] if threshold else []
     localeval("score", str(data), "-m", "context_precision", "--cache", cache, "-o", str(folder), "-q", *extra)
-    return [json.loads(line) for line in (folder / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+    return read_jsonl(folder / "samples.jsonl")
 
 
 def chunk_agreement(scored: list[dict[str, Any]], labels: dict[str, int]) -> dict[str, Any]:
