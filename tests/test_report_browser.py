@@ -3,12 +3,14 @@ chromium and a CJK font first; see the Makefile's `browser` target).
 
 One report of two systems (A scored with the tiny judge, human labels and `calibrate`; B with classical
 metrics) must open from file:// with no console error and no request leaving the file, draw every chart,
-open a sample's drill-down on click, show Chinese in a CJK font and markup as text. The judge run loads
+show the verdict threshold calibrate fitted, open a sample's drill-down on click, show Chinese in a CJK
+font and markup as text. The judge run loads
 a GGUF model: run this file under the model lock on a shared machine.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -50,7 +52,7 @@ def test_opens_offline_without_errors(visit, report: Path) -> None:
     assert visit.outside_requests(report.resolve().as_uri()) == []
     assert visit.page.title() == "A vs B"
     headings = visit.page.locator("section > h2").all_inner_texts()
-    assert headings == ["Summary", "Distributions", "Judge vs human", "Comparison", "Samples"]
+    assert headings == ["Summary", "Distributions", "Judge vs human", "Verdict thresholds", "Comparison", "Samples"]
 
 
 def test_every_chart_is_drawn(visit, report: Path) -> None:
@@ -73,6 +75,7 @@ def test_every_chart_is_drawn(visit, report: Path) -> None:
         assert chart["svg"] > 0 and chart["bars"] == expected, column
     labels = [d for d in drawn if d["section"] == "labels"]
     assert [d["heatmap"] for d in labels] == [1, 0] and labels[1]["points"] == 3  # confusion; judge/labels/PPI
+    assert [d["heatmap"] for d in drawn if d["section"] == "verdicts"] == [1]  # A's context_precision chunks
     (forest,) = [d for d in drawn if d["section"] == "comparison"]
     assert forest["points"] == len(data["comparison"]["columns"]) == 9  # the classical columns both runs share
 
@@ -149,6 +152,28 @@ def test_grounding_lists_the_least_expected_tokens_uncoloured(visit, report: Pat
     assert visit.errors == []
     row.click()
     page.fill("#sample-search", "")
+
+
+def test_the_verdict_threshold_calibrate_fitted_is_shown_with_its_flag(visit, report: Path) -> None:
+    """calibrate (run by judged_run) fits context_precision's chunk threshold on A's reference_doc_ids; the
+    page shows it beside 0.5, the threshold the run used, and the flag that scores with it. B was not
+    calibrated and has no card."""
+    fitted = json.loads((report.parent / "a" / "calibration.json").read_text())["verdict_thresholds"]
+    runs = report_data(report)["runs"]
+    assert runs[0]["verdict_thresholds"] == fitted and runs[1]["verdict_thresholds"] is None
+    entry = fitted["context_precision"]
+    assert (entry["n_chunks"], entry["n_relevant"], entry["n_samples"]) == (10, 5, 5)  # the five samples with ids
+    cards = visit.page.locator("section#verdicts .card")
+    assert cards.count() == 1
+    text = cards.first.inner_text()
+    assert "10 chunks of 5 samples, 5 relevant by reference_doc_ids" in text
+    assert f"--verdict-threshold {entry['verdict_threshold']}" in text
+    assert "this run was scored at 0.500" in text
+    rows = cards.first.locator("tbody tr").all_inner_texts()
+    chosen = entry["agreement"]["at_chosen"]["balanced_accuracy"]
+    assert rows[0].split("\t")[:2] == ["0.5", f"{entry['agreement']['at_0.5']['balanced_accuracy']:.3f}"]
+    assert rows[1].split("\t")[:2] == [f"{entry['agreement']['threshold']:.3f} (fitted)", f"{chosen:.3f}"]
+    assert visit.errors == []
 
 
 def test_sorting_and_paging_controls(visit) -> None:

@@ -1,5 +1,6 @@
 """Everything the report shows about one run, gathered from its folder: the summary with intervals,
-settings, the judge and its work, per-column histograms, the judge-vs-human view, and the embedded samples.
+settings, the judge and its work, per-column histograms, the judge-vs-human view, the chunk verdict thresholds
+`calibrate` fitted, and the embedded samples.
 
 Statistics come from stats/ (intervals, calibration); this module only arranges them for the page. Charts
 get counts, not values, so a histogram of 100,000 samples costs the file a few hundred bytes.
@@ -49,6 +50,7 @@ def run_payload(item: RunInput, settings: ReportSettings, ranges: Mapping[str, t
     # every column of summary.json, also one no sample was scored on (its skip reasons are the news)
     columns = list(summary["metrics"]) + [c for c in run.columns if c not in summary["metrics"]]
     unscored = np.full(len(run.ids), np.nan)
+    verdict_thresholds = (calibration or {}).get("verdict_thresholds") or None
     labels = _labels_view(item, summary, calibration, settings)
     if item.labels is not None and labels is not None:  # labels given now take precedence for the intervals
         calibration, source = {"metrics": labels["metrics"]}, f"labels {item.labels.source}"
@@ -69,6 +71,7 @@ def run_payload(item: RunInput, settings: ReportSettings, ranges: Mapping[str, t
         "extra": {k: v for k, v in summary.items() if k in ("trec",)},
         "histograms": {c: histogram(run.columns.get(c, unscored), ranges.get(c, (0.0, 1.0))) for c in columns},
         "labels": labels,
+        "verdict_thresholds": verdict_thresholds,
         "samples": samples,
         "embedded": {"n": len(samples), "max_samples": settings.max_samples, "all": selected is None,
                      "texts_cut": n_cut, "max_text": MAX_TEXT},

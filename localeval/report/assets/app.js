@@ -1,4 +1,5 @@
-// The page, top to bottom: header and notes, summary, distributions, judge vs human, comparison, samples.
+// The page, top to bottom: header and notes, summary, distributions, judge vs human, verdict thresholds,
+// comparison, samples.
 function headerPart() {
   const top = document.getElementById("top");
   const total = RUNS.reduce((n, r) => n + r.n_samples, 0);
@@ -108,6 +109,39 @@ function labelsPart() {
   }
 }
 
+// What `localeval calibrate` fitted without labels: the chunk verdicts of context_precision and
+// passage_relevance against the relevance the samples' reference_doc_ids give each chunk.
+function verdictThresholdsPart() {
+  const fitted = RUNS.filter((r) => r.verdict_thresholds);
+  if (!fitted.length) return;
+  const node = section("verdicts", "Verdict thresholds", "Each retrieved chunk with an id: the judge's P that it is useful"
+    + " or relevant against the relevance its sample's reference_doc_ids give it (localeval calibrate), at 0.5 and at the"
+    + " threshold that agrees best. That threshold is chosen on the same chunks, so its figures are optimistic; scoring"
+    + " again with it reads the judge's cached answers and does not run the judge.");
+  for (const run of fitted) {
+    const cards = Object.entries(run.verdict_thresholds).map(([metric, entry]) => {
+      const body = [h("h3", {class: "mono"}, metric),
+        h("div", {class: "small muted"}, `${count(entry.n_chunks)} chunks of ${count(entry.n_samples)} samples,`
+          + ` ${count(entry.n_relevant)} relevant by reference_doc_ids`)];
+      if (entry.error) body.push(h("div", {class: "notice"}, entry.error));
+      if (entry.agreement) {
+        const a = entry.agreement, d = a["at_0.5"], c = a.at_chosen;
+        const row = (label, x) => [label, fmt(x.balanced_accuracy), fmt(x.accuracy), fmt(x.judge_positive_rate)];
+        const used = (run.settings[metric] || {}).threshold;
+        body.push(confusionChart(c.confusion, a.threshold, ["relevant", "not relevant"]),
+          simpleTable(["threshold", "balanced acc.", "accuracy", "judged yes"],
+                      [row("0.5", d), row(`${fmt(a.threshold, 3)} (fitted)`, c)], [1, 2, 3]),
+          typeof used === "number" ? h("div", {class: "small muted"}, `this run was scored at ${fmt(used, 3)}`
+            + (Math.abs(used - a.threshold) < 1e-6 ? ", the fitted threshold" : "")) : null,
+          h("div", {class: "small verdict-flag"}, "to score with it: ",
+            h("span", {class: "mono"}, `localeval score ... --verdict-threshold ${entry.verdict_threshold}`)));
+      }
+      return h("div", {class: "card"}, body);
+    });
+    add(node, MULTI ? h("div", {class: "small muted"}, run.name) : null, h("div", {class: "grid"}, cards));
+  }
+}
+
 function comparisonPart() {
   const cmp = DATA.comparison;
   if (!cmp) return;
@@ -176,6 +210,7 @@ function main() {
   summaryPart();
   distributionsPart();
   labelsPart();
+  verdictThresholdsPart();
   comparisonPart();
   sampleSection();
   footerPart();

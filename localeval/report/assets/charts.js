@@ -67,16 +67,15 @@ function forestChart(comparison, a, b) {
 }
 
 // The 2×2 judge-vs-human table at one threshold, as a heatmap with the counts written in.
-function confusionChart(confusion, threshold) {
+function confusionChart(confusion, threshold, y = ["human 1", "human 0"]) {
   const z = [[confusion.tp, confusion.fn], [confusion.fp, confusion.tn]];
   const x = [`judge ≥ ${fmt(threshold, 2)}`, `judge < ${fmt(threshold, 2)}`];
-  const y = ["human 1", "human 0"];
   const annotations = [];
   z.forEach((row, i) => row.forEach((value, j) => annotations.push({x: x[j], y: y[i], text: String(value), showarrow: false,
                                                                      font: {size: 15, color: "#1d2433"}})));
   return plot([{type: "heatmap", z, x, y, colorscale: [[0, "#f4f6f9"], [1, "#7fa0ea"]], showscale: false,
                 hovertemplate: "%{y}, %{x}: %{z}<extra></extra>"}],
-              {annotations, margin: {l: 70, r: 10, t: 10, b: 30}, yaxis: {autorange: "reversed"}});
+              {annotations, margin: {l: 70, r: 10, t: 10, b: 30}, yaxis: {autorange: "reversed", automargin: true}});
 }
 
 // The naive judge mean beside the labels-only and the prediction-powered intervals.
