@@ -6,7 +6,8 @@ summary token owes to the source, log p(token | source) against log p(token | no
 pointwise mutual information that conditional-likelihood detectors (CoP, HaRiM, BARTScore-style scores)
 read. A summary token the source does not support should be less likely given the source. Each summary is
 scored twice under the judge's chat template ("Summarize the following passage." with and without the
-passage), every token's log-probability read from one forward pass, and the aggregations below (fixed
+passage), every token's log-probability read from one forward pass by the in-process backend's
+continuation decode (what `grounding` uses), and the aggregations below (fixed
 before looking at the labels) are compared by AUROC, beside a lexical baseline (the share of the summary's
 content words absent from the source).
 
@@ -41,7 +42,8 @@ sys.path.insert(0, str(REPO / "bench"))
 from accuracy import DATA, label_agreement, model_lock, read_jsonl  # noqa: E402
 
 from localeval import models  # noqa: E402
-from localeval.judge.llama_server import model_params  # noqa: E402
+from localeval.judge.backend import ContinuationCall  # noqa: E402
+from localeval.judge.llama_inprocess import LlamaCppBackend  # noqa: E402
 from localeval.settings import physical_cores  # noqa: E402
 
 STOP = set("the a an of to in and or is was were be by for on at with as that this it its from are has have had "
@@ -80,26 +82,17 @@ def main() -> None:
     parser.add_argument("--rows", choices=("dev100", "rest"), default="dev100")
     parser.add_argument("--judge", default=None)
     args = parser.parse_args()
-    from llama_cpp import Llama
-
     rows = rows_of(args.rows)
     path = models.resolve(args.judge, "judge")
-    threads = physical_cores()
     with model_lock():
-        with model_params(use_extra_bufts=False):
-            llm = Llama(model_path=str(path), n_ctx=2048, n_threads=threads, n_threads_batch=threads,
-                        logits_all=True, verbose=False)
+        backend = LlamaCppBackend(path, "", n_ctx=2048, n_threads=physical_cores())
 
         def logprobs(user: str, answer: str) -> np.ndarray:
-            prompt = (f"<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n"
-                      "<|im_start|>assistant\n")
-            head = llm.tokenize(prompt.encode(), add_bos=False, special=True)
-            tail = llm.tokenize(answer.encode(), add_bos=False, special=False)
-            llm.reset()
-            llm.eval(head + tail)
-            scores = np.array(llm.scores[len(head) - 1: len(head) + len(tail) - 1], dtype=np.float64)
-            top = scores.max(1, keepdims=True)
-            return scores[np.arange(len(tail)), tail] - (top[:, 0] + np.log(np.exp(scores - top).sum(1)))
+            """The summary's token log-probabilities after a plain chat prompt, by the metric's own decode."""
+            prompt = backend.render([{"role": "system", "content": "You are a helpful assistant."},
+                                     {"role": "user", "content": user}])
+            reply = backend._continuation(ContinuationCall(prompt, answer, "faithbench"))
+            return np.array(reply.token_logprobs, dtype=np.float64)
 
         started = time.perf_counter()
         per_row = []

@@ -50,7 +50,7 @@ from localeval.judge.backend import ContinuationCall, finite_logits, logsumexp  
 from localeval.judge.kit import JudgeKit  # noqa: E402
 from localeval.judge.llama_inprocess import LlamaCppBackend  # noqa: E402
 from localeval.judge.options import JudgeOptions  # noqa: E402
-from localeval.metrics.grounding import LOWEST_AT_LEAST, LOWEST_SHARE  # noqa: E402
+from localeval.metrics.grounding import headline_count  # noqa: E402
 from localeval.settings import physical_cores  # noqa: E402
 
 STOPWORDS = set("the a an of to in and or is was were be by for on at with as that this it its from are has have had "
@@ -79,8 +79,8 @@ def words(pieces: list[str]) -> list[list[int]]:
 
 
 def lowest(values: np.ndarray) -> float:
-    ordered = np.sort(values)
-    return float(ordered[: max(LOWEST_AT_LEAST, int(len(ordered) * LOWEST_SHARE))].mean())
+    """The mean of the least expected values, as many as grounding's headline averages."""
+    return float(np.sort(values)[: headline_count(len(values))].mean())
 
 
 def content_only(table: np.ndarray, pieces: list[str]) -> np.ndarray:
@@ -108,8 +108,8 @@ def collect(backend: LlamaCppBackend, kit: JudgeKit, dev: DevSet) -> dict[str, t
         prompt = kit.prompt("grounding", dev.lang, question=sample["question"], context="\n\n".join(sample["contexts"]))
         call = ContinuationCall(backend.render(prompt.messages), sample["answer"].strip(), "grounding")
         reply = backend._continuation(call, read_row=row_signals)
-        tail = backend.continuation_tokens(call, backend.tokens(call.text))
-        pieces = [backend.llm.detokenize([t]).decode("utf-8", "replace") for t in tail]
+        pieces = backend.token_texts(call.continuation)  # what the metric's details use, one per log-probability
+        assert len(pieces) == len(reply.token_logprobs), sample["id"]
         out[sample["id"]] = (np.array(reply.token_logprobs, dtype=np.float64), pieces)
     return out
 
