@@ -4,8 +4,8 @@ chromium and a CJK font first; see the Makefile's `browser` target).
 One report of two systems (A scored with the tiny judge, human labels and `calibrate`; B with classical
 metrics) must open from file:// with no console error and no request leaving the file, draw every chart,
 show the verdict threshold calibrate fitted, open a sample's drill-down on click, show Chinese in a CJK
-font and markup as text. The judge run loads
-a GGUF model: run this file under the model lock on a shared machine.
+font and markup as text. The judge run loads a GGUF model: run this file under the model lock on a shared
+machine.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 from .browser import INSTALL_HINT, chromium, chromium_path, open_report
 from .report_runs import (CHINESE_ANSWER, CHINESE_QUESTION, INJECTION, MARKUP_ANSWER, classical_run, judged_run,
                           localeval, report_data, system_b)
+from .test_verdict_thresholds import written_run
 
 @pytest.fixture(scope="module")
 def browser():
@@ -174,6 +175,27 @@ def test_the_verdict_threshold_calibrate_fitted_is_shown_with_its_flag(visit, re
     assert rows[0].split("\t")[:2] == ["0.5", f"{entry['agreement']['at_0.5']['balanced_accuracy']:.3f}"]
     assert rows[1].split("\t")[:2] == [f"{entry['agreement']['threshold']:.3f} (fitted)", f"{chosen:.3f}"]
     assert visit.errors == []
+
+
+def test_a_run_scored_at_another_threshold_shows_its_figures_there(browser, tmp_path: Path) -> None:
+    """Chunk probabilities written by hand (tests/test_verdict_thresholds.py), context_precision scored at
+    0.65: its card has a row for 0.5, for this run's 0.65 and for the fitted 0.75."""
+    run = written_run(tmp_path / "run")
+    (run / "summary.json").write_text(json.dumps({"metrics": {}, "settings": {"context_precision": {"threshold": 0.65}}}))
+    localeval("calibrate", str(run), "-q")
+    out = tmp_path / "r.html"
+    localeval("report", str(run), "-o", str(out))
+    opened = open_report(browser, out)
+    try:
+        assert opened.errors == []
+        card = opened.page.locator("section#verdicts .card").first
+        rows = [r.split("\t") for r in card.locator("tbody tr").all_inner_texts()]
+        assert rows == [["0.5", "0.500", "0.500", "1.000"], ["0.650 (this run)", "0.750", "0.750", "0.750"],
+                        ["0.750 (fitted)", "1.000", "1.000", "0.500"]]  # by hand, as in test_verdict_thresholds.py
+        assert "was scored at" not in card.inner_text()  # the row says it
+        assert "2 chunks of 1 sample," in opened.page.locator("section#verdicts .card").nth(1).inner_text()
+    finally:
+        opened.page.close()
 
 
 def test_sorting_and_paging_controls(visit) -> None:

@@ -127,3 +127,20 @@ def test_the_fitted_threshold_rescores_from_the_cache_with_the_real_judge(tmp_pa
     assert again.exit_code == 0
     refit = json.loads((tmp_path / "second" / "calibration.json").read_text())["verdict_thresholds"]
     assert refit["context_precision"]["agreement"]["threshold"] == pytest.approx(t, abs=1e-7)
+    if t != 0.5:  # scored at the fitted threshold: the run's own figures are the fitted ones
+        assert refit["context_precision"]["at_run"] == refit["context_precision"]["agreement"]["at_chosen"]
+
+
+def test_a_run_scored_at_another_threshold_gets_its_figures_there(tmp_path: Path) -> None:
+    """What the run's own counts rest on: summary.json says context_precision was scored at 0.65."""
+    run = written_run(tmp_path / "run")
+    (run / "summary.json").write_text(json.dumps({"metrics": {}, "settings": {
+        "context_precision": {"threshold": 0.65}, "passage_relevance": {"threshold": 0.5}}}))
+    result = invoke("calibrate", str(run))
+    assert result.exit_code == 0, result.output
+    report = json.loads((run / "calibration.json").read_text())["verdict_thresholds"]
+    # relevant P 0.9, 0.8 are yes at 0.65; not relevant 0.7 is yes, 0.6 is no: recalls 1 and 1/2 (by hand)
+    at_run = report["context_precision"]["at_run"]
+    assert (at_run["threshold"], at_run["balanced_accuracy"], at_run["judge_positive_rate"]) == (0.65, 0.75, 0.75)
+    assert "at_run" not in report["passage_relevance"]  # scored at 0.5: the 0.5 figures already say it
+    assert "context_precision: this run was scored at 0.650: bacc 0.7500, yes 0.7500" in result.output

@@ -37,7 +37,7 @@ def calibrate(run_dir: Path, labels_path: Path | None, label_columns: dict[str, 
     Writes RUN_DIR/calibration.json.
     """
     from ..data.labels import load_labels
-    from ..results.runs import load_run
+    from ..results.runs import load_run, verdict_thresholds_used
     from ..results.verdicts import chunk_verdicts
     from ..stats.calibration import PPI_METHOD, calibration_report, verdict_threshold_report
     from .tables import calibration_tables, verdict_threshold_table
@@ -54,7 +54,7 @@ def calibrate(run_dir: Path, labels_path: Path | None, label_columns: dict[str, 
                           "passage_relevance on samples whose contexts have ids and whose reference_doc_ids name "
                           "a relevant document")
     report = calibration_report(run, labels, confidence, lam_mode) if labels is not None else {}
-    verdicts = verdict_threshold_report(chunks)
+    verdicts = verdict_threshold_report(chunks, verdict_thresholds_used(run_dir)) if chunks else {}
     write_json_atomic(out_path, {"run": str(run_dir), "labels": None if labels_path is None else str(labels_path),
                                  "method": PPI_METHOD, "confidence": confidence,
                                  "ignored_label_fields": labels.ignored_fields if labels is not None else [],

@@ -69,13 +69,18 @@ def calibration_tables(report: Mapping[str, Any], confidence: float) -> str:
 
 
 def verdict_threshold_table(report: Mapping[str, Any]) -> str:
-    """The chunk verdicts against reference_doc_ids, at 0.5 and at the fitted threshold, and the flag to use."""
+    """The chunk verdicts against reference_doc_ids, at 0.5 and at the fitted threshold, and the flag to use;
+    a line for each run scored at another threshold, with the figures there."""
     rows, notes, flags = [], [], []
     for metric, entry, d, c in _agreements(report, notes):
         rows.append((metric, str(entry["n_chunks"]), str(entry["n_relevant"]), fmt(d["balanced_accuracy"]),
                      fmt(d["judge_positive_rate"]), fmt(entry["agreement"]["threshold"], 3), fmt(c["balanced_accuracy"]),
                      fmt(c["judge_positive_rate"])))
         flags.append(entry["verdict_threshold"])
+        if "at_run" in entry:
+            run = entry["at_run"]
+            notes.append(f"{metric}: this run was scored at {fmt(run['threshold'], 3)}: bacc "
+                         f"{fmt(run['balanced_accuracy'])}, yes {fmt(run['judge_positive_rate'])}")
     parts = []
     if rows:
         parts.append(format_table(("chunk verdicts", "chunks", "relevant", "bacc@0.5", "yes@0.5", "threshold", "bacc@t",

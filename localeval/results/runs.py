@@ -112,6 +112,20 @@ def load_calibration(run: Path) -> dict[str, Any] | None:
     return _json_object(path, "") if path.exists() else None
 
 
+def verdict_thresholds_used(run: Path) -> dict[str, float]:
+    """Metric → the verdict threshold it was scored at, from summary.json's settings; {} for a bare samples
+    file with no summary beside it. A setting that is not a probability is left out (it only adds a row)."""
+    if not (run_folder(run) / SUMMARY_JSON).exists():
+        return {}
+    settings = load_summary(run).get("settings")
+    out = {}
+    for metric, entry in (settings.items() if isinstance(settings, dict) else ()):
+        value = entry.get("threshold") if isinstance(entry, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+            out[metric] = float(value)
+    return out
+
+
 def _json_object(path: Path, missing: str) -> dict[str, Any]:
     if not path.exists():
         raise InputError(str(path), None, None, missing)

@@ -53,11 +53,14 @@ def calibration_report(run: ScoredRun, labels: Labels, confidence: float = 0.95,
     return out
 
 
-def verdict_threshold_report(chunks: Mapping[str, ChunkVerdicts]) -> dict[str, Any]:
+def verdict_threshold_report(chunks: Mapping[str, ChunkVerdicts],
+                             scored_at: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Per chunk-judging metric: agreement of its chunk verdicts with the relevance reference_doc_ids give,
     at 0.5 and at the threshold that maximises balanced accuracy, and the --verdict-threshold value that
-    sets it (a re-score with it reads the cached probabilities; the judge is not run again)."""
-    from .agreement import choose_threshold
+    sets it (a re-score with it reads the cached probabilities; the judge is not run again). Where the run
+    was scored at another threshold (`scored_at`, from its settings), the agreement there too (`at_run`):
+    what the run's own figures rest on."""
+    from .agreement import DEFAULT_THRESHOLD, agreement, choose_threshold
 
     out: dict[str, Any] = {}
     for metric, found in chunks.items():
@@ -70,6 +73,9 @@ def verdict_threshold_report(chunks: Mapping[str, ChunkVerdicts]) -> dict[str, A
             choice = choose_threshold(found.relevant, found.p)
             entry["agreement"] = choice.as_dict()
             entry["verdict_threshold"] = f"{metric}={round(choice.threshold, 7)}"
+            used = (scored_at or {}).get(metric)
+            if used is not None and used != DEFAULT_THRESHOLD:
+                entry["at_run"] = agreement(found.relevant, found.p, used).as_dict()
         out[metric] = entry
     return out
 

@@ -121,8 +121,8 @@ function verdictThresholdsPart() {
   for (const run of fitted) {
     const cards = Object.entries(run.verdict_thresholds).map(([metric, entry]) => {
       const body = [h("h3", {class: "mono"}, metric),
-        h("div", {class: "small muted"}, `${count(entry.n_chunks)} chunks of ${count(entry.n_samples)} samples,`
-          + ` ${count(entry.n_relevant)} relevant by reference_doc_ids`)];
+        h("div", {class: "small muted"}, `${count(entry.n_chunks)} chunks of ${count(entry.n_samples)}`
+          + ` sample${entry.n_samples === 1 ? "" : "s"}, ${count(entry.n_relevant)} relevant by reference_doc_ids`)];
       if (entry.error) body.push(h("div", {class: "notice"}, entry.error));
       if (entry.agreement) {
         const a = entry.agreement, d = a["at_0.5"], c = a.at_chosen;
@@ -130,10 +130,11 @@ function verdictThresholdsPart() {
         const used = (run.settings[metric] || {}).threshold;
         body.push(confusionChart(c.confusion, a.threshold, ["relevant", "not relevant"]),
           simpleTable(["threshold", "balanced acc.", "accuracy", "judged yes"],
-                      [row("0.5", d), row(`${fmt(a.threshold, 3)} (fitted)`, c)], [1, 2, 3]),
-          typeof used === "number" ? h("div", {class: "small muted"}, `this run was scored at ${fmt(used, 3)}`
+                      [row("0.5", d), entry.at_run ? row(`${fmt(entry.at_run.threshold, 3)} (this run)`, entry.at_run) : null,
+                       row(`${fmt(a.threshold, 3)} (fitted)`, c)].filter(Boolean), [1, 2, 3]),
+          typeof used === "number" && !entry.at_run ? h("div", {class: "small muted"}, `this run was scored at ${fmt(used, 3)}`
             + (Math.abs(used - a.threshold) < 1e-6 ? ", the fitted threshold" : "")) : null,
-          h("div", {class: "small verdict-flag"}, "to score with it: ",
+          h("div", {class: "small"}, "to score with it: ",
             h("span", {class: "mono"}, `localeval score ... --verdict-threshold ${entry.verdict_threshold}`)));
       }
       return h("div", {class: "card"}, body);

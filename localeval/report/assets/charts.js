@@ -66,7 +66,8 @@ function forestChart(comparison, a, b) {
   return div;
 }
 
-// The 2×2 judge-vs-human table at one threshold, as a heatmap with the counts written in.
+// The 2×2 table of the judge's verdict at one threshold against a 0/1 label (a person's, or the relevance
+// reference_doc_ids give a chunk), as a heatmap with the counts written in.
 function confusionChart(confusion, threshold, y = ["human 1", "human 0"]) {
   const z = [[confusion.tp, confusion.fn], [confusion.fp, confusion.tn]];
   const x = [`judge ≥ ${fmt(threshold, 2)}`, `judge < ${fmt(threshold, 2)}`];
