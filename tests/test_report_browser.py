@@ -196,6 +196,16 @@ def test_a_run_scored_at_another_threshold_shows_its_figures_there(browser, tmp_
         assert "2 chunks of 1 sample," in opened.page.locator("section#verdicts .card").nth(1).inner_text()
     finally:
         opened.page.close()
+    # scored again into the same folder at 0.7 after calibrating: calibrate's 0.65 figures no longer apply
+    (run / "summary.json").write_text(json.dumps({"metrics": {}, "settings": {"context_precision": {"threshold": 0.7}}}))
+    localeval("report", str(run), "-o", str(out))
+    opened = open_report(browser, out)
+    try:
+        card = opened.page.locator("section#verdicts .card").first
+        assert [r.split("\t")[0] for r in card.locator("tbody tr").all_inner_texts()] == ["0.5", "0.750 (fitted)"]
+        assert "this run was scored at 0.700" in card.inner_text()
+    finally:
+        opened.page.close()
 
 
 def test_sorting_and_paging_controls(visit) -> None:

@@ -128,11 +128,13 @@ function verdictThresholdsPart() {
         const a = entry.agreement, d = a["at_0.5"], c = a.at_chosen;
         const row = (label, x) => [label, fmt(x.balanced_accuracy), fmt(x.accuracy), fmt(x.judge_positive_rate)];
         const used = (run.settings[metric] || {}).threshold;
+        // calibrate measured at the run's threshold; a re-score into the same folder since may have changed it
+        const atRun = entry.at_run && entry.at_run.threshold === used ? entry.at_run : null;
         body.push(confusionChart(c.confusion, a.threshold, ["relevant", "not relevant"]),
           simpleTable(["threshold", "balanced acc.", "accuracy", "judged yes"],
-                      [row("0.5", d), entry.at_run ? row(`${fmt(entry.at_run.threshold, 3)} (this run)`, entry.at_run) : null,
+                      [row("0.5", d), atRun ? row(`${fmt(atRun.threshold, 3)} (this run)`, atRun) : null,
                        row(`${fmt(a.threshold, 3)} (fitted)`, c)].filter(Boolean), [1, 2, 3]),
-          typeof used === "number" && !entry.at_run ? h("div", {class: "small muted"}, `this run was scored at ${fmt(used, 3)}`
+          typeof used === "number" && !atRun ? h("div", {class: "small muted"}, `this run was scored at ${fmt(used, 3)}`
             + (Math.abs(used - a.threshold) < 1e-6 ? ", the fitted threshold" : "")) : null,
           h("div", {class: "small"}, "to score with it: ",
             h("span", {class: "mono"}, `localeval score ... --verdict-threshold ${entry.verdict_threshold}`)));
