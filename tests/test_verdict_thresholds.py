@@ -127,8 +127,9 @@ def test_the_fitted_threshold_rescores_from_the_cache_with_the_real_judge(tmp_pa
     assert again.exit_code == 0
     refit = json.loads((tmp_path / "second" / "calibration.json").read_text())["verdict_thresholds"]
     assert refit["context_precision"]["agreement"]["threshold"] == pytest.approx(t, abs=1e-7)
-    if t != 0.5:  # scored at the fitted threshold: the run's own figures are the fitted ones
-        assert refit["context_precision"]["at_run"] == refit["context_precision"]["agreement"]["at_chosen"]
+    if t != 0.5:  # scored at the fitted threshold (the flag's 7 decimals): the run's own figures are the fitted ones
+        at_run, at_chosen = dict(refit["context_precision"]["at_run"]), dict(refit["context_precision"]["agreement"]["at_chosen"])
+        assert at_run.pop("threshold") == pytest.approx(at_chosen.pop("threshold"), abs=1e-7) and at_run == at_chosen
 
 
 def test_a_run_scored_at_another_threshold_gets_its_figures_there(tmp_path: Path) -> None:
