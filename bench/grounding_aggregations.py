@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from accuracy import (DevSet, crossfit, faithbench, halueval, label_agreement, model_lock,  # noqa: E402
                       pair_agreement, uhgeval)
+from faithbench_grounding import STOP  # noqa: E402  (the plain English stopwords its lexical baseline uses)
 
 from localeval import models  # noqa: E402
 from localeval.judge.backend import ContinuationCall, finite_logits, logsumexp  # noqa: E402
@@ -52,9 +53,6 @@ from localeval.judge.llama_inprocess import LlamaCppBackend  # noqa: E402
 from localeval.judge.options import JudgeOptions  # noqa: E402
 from localeval.metrics.grounding import headline_count  # noqa: E402
 from localeval.settings import physical_cores  # noqa: E402
-
-STOPWORDS = set("the a an of to in and or is was were be by for on at with as that this it its from are has have had "
-                "he she they his her their which who".split())
 
 
 def row_signals(logits: Any, token: int, name: str) -> tuple[float, float, int, float]:
@@ -85,7 +83,7 @@ def lowest(values: np.ndarray) -> float:
 
 def content_only(table: np.ndarray, pieces: list[str]) -> np.ndarray:
     keep = [i for group in words(pieces)
-            if "".join(pieces[j] for j in group).strip().lower().strip(".,:;\"'()") not in STOPWORDS for i in group]
+            if "".join(pieces[j] for j in group).strip().lower().strip(".,:;\"'()") not in STOP for i in group]
     return table[keep] if keep else table
 
 
