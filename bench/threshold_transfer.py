@@ -1,0 +1,75 @@
+"""Would a built-in Chinese verdict threshold do what calibrating on one's own labels does? Measured.
+
+The judge's chunk verdicts in Chinese are lenient: at P >= 0.5 it says yes to 84-90% of the near-topic
+passages, so the 0/1 verdicts are right in only 0.55-0.58 (balanced) while P ranks well (AUROC 0.86-0.94).
+A threshold fitted on labels fixes that (bench/verdict_threshold.py). If one fitted threshold also held on
+other sets, localeval could ship it as the Chinese default and spare users the labels. This script fits
+the best threshold on each committed column (bench/verdict_prior.py's list: per-chunk P from
+bench/accuracy.py, labels rebuilt from the same seeded slices) and applies it to every other column of the
+same language, printing the balanced accuracy, recall and specificity there beside the figure at 0.5.
+No judge call.
+
+    .venv/bin/python bench/threshold_transfer.py
+
+Results: bench/results/threshold-transfer-<date>.json.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from accuracy import SETS, balanced_accuracy  # noqa: E402
+from verdict_prior import COLUMNS  # noqa: E402
+
+
+def column(file: str, set_name: str, name: str, prompt: str) -> dict[str, Any]:
+    saved = json.loads((REPO / "bench" / "results" / file).read_text(encoding="utf-8"))
+    found = next(r for r in saved["rows"] if r["set"] == set_name and r["column"] == name and r["variant"] == "default")
+    dev = SETS[set_name](saved["args"]["limit"], saved["args"]["seed"])
+    ids = sorted(i for i in dev.labels if i in found["scores"])
+    best = max(sorted({found["scores"][i] for i in ids}), key=lambda t: balanced_accuracy(found["scores"], dev.labels, ids, t))
+    return {"name": f"{set_name} {name}", "prompt": prompt, "lang": dev.lang, "scores": found["scores"],
+            "labels": dev.labels, "ids": ids, "best": best}
+
+
+def at(target: dict[str, Any], threshold: float) -> dict[str, float]:
+    scores, labels, ids = target["scores"], target["labels"], target["ids"]
+    pos = [scores[i] >= threshold for i in ids if labels[i] == 1]
+    neg = [scores[i] < threshold for i in ids if labels[i] == 0]
+    return {"balanced_accuracy": round(balanced_accuracy(scores, labels, ids, threshold), 3),
+            "recall": round(sum(pos) / len(pos), 3), "specificity": round(sum(neg) / len(neg), 3)}
+
+
+def main() -> None:
+    columns = [column(file, set_name, name, prompt) for file, set_name, name, prompt in COLUMNS
+               if prompt != "verify_statement"]  # FaithBench's .min is no chunk verdict
+    rows = []
+    for source in columns:
+        for target in columns:
+            if target is source or target["lang"] != source["lang"]:
+                continue
+            rows.append({"fitted_on": source["name"], "applied_to": target["name"],
+                         "same_prompt": source["prompt"] == target["prompt"], "threshold": round(source["best"], 3),
+                         "at_0.5": at(target, 0.5), "fitted_elsewhere": at(target, source["best"]),
+                         "fitted_on_itself": at(target, target["best"])})
+    for row in rows:
+        print(f"{row['fitted_on']:44s} -> {row['applied_to']:44s} {'same prompt' if row['same_prompt'] else 'other prompt':12s} "
+              f"t {row['threshold']:.3f}: bacc {row['at_0.5']['balanced_accuracy']:.3f} at 0.5 -> "
+              f"{row['fitted_elsewhere']['balanced_accuracy']:.3f} (recall {row['fitted_elsewhere']['recall']:.2f}, "
+              f"specificity {row['fitted_elsewhere']['specificity']:.2f}); fitted on itself "
+              f"{row['fitted_on_itself']['balanced_accuracy']:.3f}")
+    out = REPO / "bench" / "results" / f"threshold-transfer-{date.today()}.json"
+    out.write_text(json.dumps({"rows": rows}, indent=1) + "\n", encoding="utf-8")
+    print(f"results in {out}")
+
+
+if __name__ == "__main__":
+    main()
