@@ -99,16 +99,24 @@ def test_the_fitted_threshold_rescores_from_the_cache_with_the_real_judge(tmp_pa
         ])]
     data = write_jsonl(tmp_path / "set.jsonl", records)
     common = ["--metrics", "context_precision,passage_relevance", "--judge", TINY, "--threads", "1",
-              "--cache", str(tmp_path / "c.sqlite"), "-q"]
+              "--cache", str(tmp_path / "c.sqlite")]
     first = invoke("score", str(data), "-o", str(tmp_path / "first"), *common)
     assert first.exit_code == 0, first.output
     calibrated = invoke("calibrate", str(tmp_path / "first"), "-q")
     assert calibrated.exit_code == 0, calibrated.output
     fitted = json.loads((tmp_path / "first" / "calibration.json").read_text())["verdict_thresholds"]
     flag = ",".join(fitted[m]["verdict_threshold"] for m in ("context_precision", "passage_relevance"))
+    # score's lines under its table say at 0.5 what calibrate measured there
+    for metric in ("context_precision", "passage_relevance"):
+        c = fitted[metric]["agreement"]["at_0.5"]["confusion"]
+        assert (f"{metric}: at threshold 0.500 the chunk verdicts agree with reference_doc_ids in bacc "
+                f"{fitted[metric]['agreement']['at_0.5']['balanced_accuracy']:.3f} (yes to {c['tp'] + c['fp']} of 6 "
+                f"chunks; 3 relevant)") in first.output
+    assert f"to fit the threshold on these chunks: localeval calibrate {tmp_path / 'first'}" in first.output
 
-    second = invoke("score", str(data), "-o", str(tmp_path / "second"), "--verdict-threshold", flag, *common)
+    second = invoke("score", str(data), "-o", str(tmp_path / "second"), "--verdict-threshold", flag, *common, "-q")
     assert second.exit_code == 0, second.output
+    assert "chunk verdicts" not in second.output  # -q: no table, no lines under it
     summary = json.loads((tmp_path / "second" / "summary.json").read_text())
     given = {m: float(fitted[m]["verdict_threshold"].split("=")[1]) for m in ("context_precision", "passage_relevance")}
     for metric, threshold in given.items():
@@ -145,3 +153,26 @@ def test_a_run_scored_at_another_threshold_gets_its_figures_there(tmp_path: Path
     assert (at_run["threshold"], at_run["balanced_accuracy"], at_run["judge_positive_rate"]) == (0.65, 0.75, 0.75)
     assert "at_run" not in report["passage_relevance"]  # scored at 0.5: the 0.5 figures already say it
     assert "context_precision: this run was scored at 0.650: bacc 0.7500, yes 0.7500" in result.output
+
+
+def test_score_says_how_the_chunk_verdicts_agree_at_the_run_threshold(tmp_path: Path) -> None:
+    """The lines `score` prints under its table, on the hand-written chunks, at the run's own thresholds."""
+    from localeval.cli.tables import calibrate_hint
+    from localeval.results.verdicts import chunk_verdicts
+    from localeval.stats.calibration import verdicts_at_run
+
+    run = written_run(tmp_path / "run")
+    chunks = chunk_verdicts(run)
+    at_run = verdicts_at_run(chunks, {"context_precision": 0.65})
+    # context_precision at 0.65: relevant 0.9, 0.8 yes; not relevant 0.7 yes, 0.6 no (by hand)
+    assert (at_run["context_precision"].balanced_accuracy, at_run["context_precision"].judge_positive_rate) == (0.75, 0.75)
+    assert calibrate_hint(run, at_run) == "\n".join([
+        "context_precision: at threshold 0.650 the chunk verdicts agree with reference_doc_ids in bacc 0.750 "
+        "(yes to 3 of 4 chunks; 2 relevant)",
+        "passage_relevance: at threshold 0.500 the chunk verdicts agree with reference_doc_ids in bacc 0.500 "
+        "(yes to 0 of 2 chunks; 1 relevant)",
+        f"to fit the threshold on these chunks: localeval calibrate {run}"])
+    # chunks of one kind only say nothing about a threshold: no line; none at all: no hint
+    chunks["passage_relevance"].relevant = [1, 1]
+    assert list(verdicts_at_run(chunks, {})) == ["context_precision"]
+    assert calibrate_hint(run, {}) == ""

@@ -41,7 +41,10 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
     """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
     from ..metrics import MetricOptions
     from ..pipeline import Labelled, score_file, score_trec
-    from .tables import ppi_table, summary_table
+    from ..results.runs import verdict_thresholds_used
+    from ..results.verdicts import CHUNK_DETAILS, chunk_verdicts
+    from ..stats.calibration import verdicts_at_run
+    from .tables import calibrate_hint, ppi_table, summary_table
 
     ray = pop_ray_options(kwargs)
     metric_values = pop_metric_options(kwargs)
@@ -64,5 +67,9 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
         click.echo(summary_table(summary["metrics"]))
         if "ppi" in summary:
             click.echo("\n" + ppi_table(summary["ppi"]))
+        if any(metric in CHUNK_DETAILS for metric in summary["metrics"]):
+            hint = calibrate_hint(out_dir, verdicts_at_run(chunk_verdicts(out_dir), verdict_thresholds_used(out_dir)))
+            if hint:
+                click.echo("\n" + hint, err=True)
         click.echo(f"\n{summary['n_samples']} samples; results in {out_dir}/", err=True)
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..gate import GateResult
+    from ..stats.agreement import Agreement
     from ..stats.compare import Comparison
 
 
@@ -89,6 +92,19 @@ def verdict_threshold_table(report: Mapping[str, Any]) -> str:
                      "bacc@t is optimistic)\nto score with it (the judge's answers come from the cache): "
                      f"localeval score ... --verdict-threshold {','.join(flags)}")
     return "\n\n".join(parts + (["\n".join(notes)] if notes else []))
+
+
+def calibrate_hint(run_dir: Path, at_run: Mapping[str, Agreement]) -> str:
+    """After scoring: how each chunk-judging metric's verdicts agree with the relevance the samples' own
+    reference_doc_ids give, at the threshold the run used, and the command that fits a better one. The right
+    threshold moves with the language and the rubric (in Chinese the judge says yes to most chunks on the
+    question's topic), and a user who has these labels should see that before reading the means."""
+    lines = [f"{metric}: at threshold {fmt(a.threshold, 3)} the chunk verdicts agree with reference_doc_ids in bacc "
+             f"{fmt(a.balanced_accuracy, 3)} (yes to {a.confusion.tp + a.confusion.fp} of {a.n} chunks; "
+             f"{a.confusion.tp + a.confusion.fn} relevant)" for metric, a in at_run.items()]
+    if not lines:
+        return ""
+    return "\n".join(lines + [f"to fit the threshold on these chunks: localeval calibrate {run_dir}"])
 
 
 def _agreements(report: Mapping[str, Any], notes: list[str]) -> Iterator[tuple[str, Mapping[str, Any], Any, Any]]:
