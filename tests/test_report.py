@@ -48,7 +48,7 @@ def test_summary_histograms_and_intervals_match_the_run(two_runs) -> None:
         assert row["ci"]["method"] == "bootstrap, 500 resamples, seed 0"
     assert run["summary"][0]["skipped"] == {"contexts have no ids": 1}  # en-orwell's plain-string contexts
     assert run["embedded"] == {"n": 6, "max_samples": 10_000, "all": True, "texts_cut": 0, "max_text": 4000}
-    assert run["verdict_thresholds"] is None  # not calibrated (test_report_browser.py has a calibrated run)
+    assert run["verdict_thresholds"] is None  # no chunk-judging metric (test_report_browser.py has two runs with them)
 
 
 def test_comparison_and_win_loss_lists(two_runs) -> None:

@@ -179,10 +179,10 @@ def test_the_verdict_threshold_calibrate_fitted_is_shown_with_its_flag(visit, re
 
 def test_a_run_scored_at_another_threshold_shows_its_figures_there(browser, tmp_path: Path) -> None:
     """Chunk probabilities written by hand (tests/test_verdict_thresholds.py), context_precision scored at
-    0.65: its card has a row for 0.5, for this run's 0.65 and for the fitted 0.75."""
+    0.65, never calibrated: the report fits as calibrate would, and the card has a row for 0.5, for this run's
+    0.65 and for the fitted 0.75."""
     run = written_run(tmp_path / "run")
     (run / "summary.json").write_text(json.dumps({"metrics": {}, "settings": {"context_precision": {"threshold": 0.65}}}))
-    localeval("calibrate", str(run), "-q")
     out = tmp_path / "r.html"
     localeval("report", str(run), "-o", str(out))
     opened = open_report(browser, out)
@@ -196,14 +196,16 @@ def test_a_run_scored_at_another_threshold_shows_its_figures_there(browser, tmp_
         assert "2 chunks of 1 sample," in opened.page.locator("section#verdicts .card").nth(1).inner_text()
     finally:
         opened.page.close()
-    # scored again into the same folder at 0.7 after calibrating: calibrate's 0.65 figures no longer apply
+    # calibrated at 0.65, then scored again into the same folder at 0.7: the page follows the run, not the
+    # calibration.json written before the re-score
+    localeval("calibrate", str(run), "-q")
     (run / "summary.json").write_text(json.dumps({"metrics": {}, "settings": {"context_precision": {"threshold": 0.7}}}))
     localeval("report", str(run), "-o", str(out))
     opened = open_report(browser, out)
     try:
         card = opened.page.locator("section#verdicts .card").first
-        assert [r.split("\t")[0] for r in card.locator("tbody tr").all_inner_texts()] == ["0.5", "0.750 (fitted)"]
-        assert "this run was scored at 0.700" in card.inner_text()
+        assert [r.split("\t") for r in card.locator("tbody tr").all_inner_texts()][1] == \
+            ["0.700 (this run)", "0.750", "0.750", "0.750"]  # relevant 0.9, 0.8 yes; not relevant 0.7 yes, 0.6 no
     finally:
         opened.page.close()
 

@@ -1,6 +1,6 @@
 """Everything the report shows about one run, gathered from its folder: the summary with intervals,
-settings, the judge and its work, per-column histograms, the judge-vs-human view, the chunk verdict thresholds
-`calibrate` fitted, and the embedded samples.
+settings, the judge and its work, per-column histograms, the judge-vs-human view, the chunk verdicts against
+the samples' reference_doc_ids (fitted as `calibrate` fits them), and the embedded samples.
 
 Statistics come from stats/ (intervals, calibration); this module only arranges them for the page. Charts
 get counts, not values, so a histogram of 100,000 samples costs the file a few hundred bytes.
@@ -15,7 +15,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..data.labels import Labels
-from ..results.runs import ScoredRun, load_calibration, load_summary
+from ..results.runs import ScoredRun, load_calibration, load_summary, verdict_thresholds_used
+from ..results.verdicts import CHUNK_DETAILS, chunk_verdicts
+from ..stats.calibration import verdict_threshold_report
 from ..stats.intervals import bootstrap_interval, ppi_interval
 from .samples import MAX_TEXT, embedded_samples, select_ids
 
@@ -50,7 +52,7 @@ def run_payload(item: RunInput, settings: ReportSettings, ranges: Mapping[str, t
     # every column of summary.json, also one no sample was scored on (its skip reasons are the news)
     columns = list(summary["metrics"]) + [c for c in run.columns if c not in summary["metrics"]]
     unscored = np.full(len(run.ids), np.nan)
-    verdict_thresholds = (calibration or {}).get("verdict_thresholds") or None
+    verdict_thresholds = _verdict_thresholds(item)
     labels = _labels_view(item, summary, calibration, settings)
     if item.labels is not None and labels is not None:  # labels given now take precedence for the intervals
         calibration, source = {"metrics": labels["metrics"]}, f"labels {item.labels.source}"
@@ -99,6 +101,17 @@ def histogram(values: np.ndarray, value_range: tuple[float, float]) -> dict[str,
     counts, edges = np.histogram(scored, bins=BINS, range=value_range)
     return {"edges": [round(float(e), 6) for e in edges], "counts": counts.tolist(),
             "mean": float(scored.mean()) if scored.size else None, "n": int(scored.size)}
+
+
+def _verdict_thresholds(item: RunInput) -> dict[str, Any] | None:
+    """What `localeval calibrate` writes as verdict_thresholds, computed on the run as it is now (it reads
+    cached probabilities and fits a threshold; no judge call): every report of a run whose samples name their
+    relevant documents shows whether the judge says yes to every chunk, and a calibration.json written before
+    a re-score cannot show figures the run no longer rests on. None when no chunk is labelled."""
+    if not any(metric in item.run.columns for metric in CHUNK_DETAILS):
+        return None
+    chunks = chunk_verdicts(item.folder)
+    return verdict_threshold_report(chunks, verdict_thresholds_used(item.folder)) if chunks else None
 
 
 def _summary_rows(summary: Mapping[str, Any], calibration: Mapping[str, Any] | None, source: str, run: ScoredRun,

@@ -115,9 +115,10 @@ function verdictThresholdsPart() {
   const fitted = RUNS.filter((r) => r.verdict_thresholds);
   if (!fitted.length) return;
   const node = section("verdicts", "Verdict thresholds", "Each retrieved chunk with an id: the judge's P that it is useful"
-    + " or relevant against the relevance its sample's reference_doc_ids give it (localeval calibrate), at 0.5 and at the"
-    + " threshold that agrees best. That threshold is chosen on the same chunks, so its figures are optimistic; scoring"
-    + " again with it reads the judge's cached answers and does not run the judge.");
+    + " or relevant against the relevance its sample's reference_doc_ids give it, at 0.5, at the threshold the run was"
+    + " scored at, and at the threshold that agrees best (what localeval calibrate fits). That threshold is chosen on the"
+    + " same chunks, so its figures are optimistic; scoring again with it reads the judge's cached answers and does not"
+    + " run the judge.");
   for (const run of fitted) {
     const cards = Object.entries(run.verdict_thresholds).map(([metric, entry]) => {
       const body = [h("h3", {class: "mono"}, metric),
@@ -127,9 +128,7 @@ function verdictThresholdsPart() {
       if (entry.agreement) {
         const a = entry.agreement, d = a["at_0.5"], c = a.at_chosen;
         const row = (label, x) => [label, fmt(x.balanced_accuracy), fmt(x.accuracy), fmt(x.judge_positive_rate)];
-        const used = (run.settings[metric] || {}).threshold;
-        // calibrate measured at the run's threshold; a re-score into the same folder since may have changed it
-        const atRun = entry.at_run && entry.at_run.threshold === used ? entry.at_run : null;
+        const used = (run.settings[metric] || {}).threshold, atRun = entry.at_run;  // only where the run used another than 0.5
         body.push(confusionChart(c.confusion, a.threshold, ["relevant", "not relevant"]),
           simpleTable(["threshold", "balanced acc.", "accuracy", "judged yes"],
                       [row("0.5", d), atRun ? row(`${fmt(atRun.threshold, 3)} (this run)`, atRun) : null,
