@@ -3,9 +3,9 @@ chromium and a CJK font first; see the Makefile's `browser` target).
 
 One report of two systems (A scored with the tiny judge, human labels and `calibrate`; B with classical
 metrics) must open from file:// with no console error and no request leaving the file, draw every chart,
-show the chunk verdict thresholds fitted on reference_doc_ids, open a sample's drill-down on click, show Chinese in a CJK
-font and markup as text. The judge run loads a GGUF model: run this file under the model lock on a shared
-machine.
+show the chunk verdict thresholds fitted on reference_doc_ids, open a sample's drill-down on click, show
+Chinese in a CJK font and markup as text. The judge run loads a GGUF model: run this file under the model
+lock on a shared machine.
 """
 
 from __future__ import annotations
