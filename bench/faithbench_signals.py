@@ -8,7 +8,8 @@ committed per-row scores again (no judge call) and gives, for each column:
 - balanced accuracy at a cross-fitted threshold averaged over 200 random halvings (with its 5-95% range),
   beside the one-split figure the accuracy table prints;
 - rank averages of `grounding` with each other signal (the faithfulness verdicts, the lexical novelty of
-  bench/faithbench_grounding.py), to see whether two readings of the same judge add up.
+  bench/faithbench_grounding.py, grounding against selected evidence from bench/grounding_evidence.py), to
+  see whether two readings of the same judge add up.
 
 `--embedders` adds a signal from the embedding models instead of the judge: for each summary sentence the
 cosine to its closest source sentence, the summary's smallest and mean (the embedding form of the
@@ -43,6 +44,7 @@ RESULTS = REPO / "bench" / "results"
 VERDICTS = RESULTS / "accuracy-2026-11-24-default-faithbench-250.json"
 GROUNDING = RESULTS / "accuracy-2026-11-24-default-grounding-faithbench-250.json"
 TOKEN_READINGS = [RESULTS / f"faithbench-grounding-2026-11-25-{rows}.json" for rows in ("dev100", "rest")]
+SELECTED_EVIDENCE = RESULTS / "grounding-evidence-2026-11-25.json"  # bench/grounding_evidence.py
 
 
 def committed_scores() -> dict[str, dict[str, float]]:
@@ -55,6 +57,8 @@ def committed_scores() -> dict[str, dict[str, float]]:
     for path in TOKEN_READINGS:
         novelty.update({r["id"]: r["lexical novelty"] for r in json.loads(path.read_text(encoding="utf-8"))["per_row"]})
     columns["lexical novelty (share of content words not in the source, negated)"] = novelty
+    columns["grounding, each sentence against its selected evidence"] = json.loads(
+        SELECTED_EVIDENCE.read_text(encoding="utf-8"))["sets"]["faithbench"]["scores"]
     return columns
 
 
