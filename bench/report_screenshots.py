@@ -1,9 +1,10 @@
-"""Screenshots of a report for the README: the page down to the first charts, and one sample's drill-down.
+"""Screenshots of a report for the README: the page down to the first charts, one sample's drill-down, and
+the Verdict thresholds section.
 
     .venv/bin/python bench/report_screenshots.py out/demo --sample q3
 
 builds the report of RUN_DIR into a temporary folder, opens it in headless chromium (tests/browser.py)
-and writes docs/report-demo.png and docs/report-drilldown.png.
+and writes docs/report-demo.png, docs/report-drilldown.png and docs/report-verdicts.png.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main() -> None:
         charts = visit.page.locator("#distributions .grid .card").nth(0).bounding_box()  # down to the first charts
         visit.page.screenshot(path=str(args.docs / "report-demo.png"), full_page=True,
                               clip={"x": 0, "y": 0, "width": 1280, "height": charts["y"] + charts["height"] + 16})
+        visit.page.locator("section#verdicts").screenshot(path=str(args.docs / "report-verdicts.png"))
         visit.page.click(f"#samples tr.sample-row[data-id='{args.sample}']")
         drill = visit.page.locator("#samples tr.drill")
         drill.wait_for()
@@ -45,7 +47,7 @@ def main() -> None:
         visit.page.screenshot(path=str(args.docs / "report-drilldown.png"), full_page=True, clip={
             "x": 0, "y": box_row["y"] - 80 + visit.page.evaluate("window.scrollY"), "width": 1280,
             "height": box_drill["y"] + box_drill["height"] - box_row["y"] + 90})
-    for name in ("report-demo.png", "report-drilldown.png"):
+    for name in ("report-demo.png", "report-drilldown.png", "report-verdicts.png"):
         print(f"{args.docs / name}: {(args.docs / name).stat().st_size / 1e3:.0f} kB")
 
 
