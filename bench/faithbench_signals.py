@@ -15,7 +15,7 @@ committed per-row scores again (no judge call) and gives, for each column:
 cosine to its closest source sentence, the summary's smallest and mean (the embedding form of the
 sentence-alignment that SummaC does with NLI; no NLI model ships on PyPI).
 
-    .venv/bin/python bench/faithbench_signals.py                # committed scores only, seconds
+    .venv/bin/python bench/faithbench_signals.py                # committed scores only, under a minute
     .venv/bin/python bench/faithbench_signals.py --embedders    # also MiniLM and USE, about a minute on 2 cores
 
 Results: bench/results/faithbench-signals-<date>.json.
