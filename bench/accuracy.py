@@ -335,11 +335,14 @@ def crossfit(scores: dict[str, float], labels: dict[str, int], ids: list[str]) -
     threshold of each half applied to the other, the two results averaged. For a score with no natural
     threshold (a likelihood), this is what a user gets by calibrating on their own labels first."""
     halves = (ids[0::2], ids[1::2])
-    results = []
-    for fit, held in (halves, halves[::-1]):
-        best = max(sorted({scores[i] for i in fit}), key=lambda t: balanced_accuracy(scores, labels, fit, t))
-        results.append(balanced_accuracy(scores, labels, held, best))
+    results = [balanced_accuracy(scores, labels, held, best_threshold(scores, labels, fit))
+               for fit, held in (halves, halves[::-1])]
     return sum(results) / 2
+
+
+def best_threshold(scores: dict[str, float], labels: dict[str, int], ids: list[str]) -> float:
+    """The score of `ids` that, as a threshold, gives them the highest balanced accuracy (the lowest on a tie)."""
+    return max(sorted({scores[i] for i in ids}), key=lambda t: balanced_accuracy(scores, labels, ids, t))
 
 
 @contextmanager

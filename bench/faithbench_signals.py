@@ -27,6 +27,7 @@ import argparse
 import json
 import sys
 from datetime import date
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from accuracy import DATA, balanced_accuracy, label_agreement, model_lock, read_jsonl  # noqa: E402
+from accuracy import DATA, crossfit, label_agreement, model_lock, read_jsonl  # noqa: E402
 from grounding_aggregations import bootstrap_auroc  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
@@ -85,17 +86,15 @@ def embedding_scores(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def crossfit_spread(scores: dict[str, float], labels: dict[str, int], splits: int) -> dict[str, float]:
-    """The accuracy table's cross-fit (best threshold on one half, applied to the other, both ways), over random halvings."""
+    """The accuracy table's cross-fit (best threshold on one half, applied to the other, both ways), over random
+    halvings: `crossfit` halves by alternate ids, so each permutation's two halves go in interleaved."""
     ids = sorted(labels)
     results = []
     for seed in range(splits):
         order = [ids[i] for i in np.random.default_rng(seed).permutation(len(ids))]
-        halves = (order[: len(ids) // 2], order[len(ids) // 2:])
-        both = []
-        for fit, held in (halves, halves[::-1]):
-            best = max(sorted({scores[i] for i in fit}), key=lambda t: balanced_accuracy(scores, labels, fit, t))
-            both.append(balanced_accuracy(scores, labels, held, best))
-        results.append(sum(both) / 2)
+        first, second = order[: len(ids) // 2], order[len(ids) // 2:]
+        interleaved = [i for pair in zip_longest(first, second) for i in pair if i is not None]
+        results.append(crossfit(scores, labels, interleaved))
     return {"mean": float(np.mean(results)), "p5": float(np.percentile(results, 5)), "p95": float(np.percentile(results, 95))}
 
 

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from accuracy import SETS, balanced_accuracy  # noqa: E402
+from accuracy import SETS, balanced_accuracy, best_threshold  # noqa: E402
 from verdict_prior import COLUMNS  # noqa: E402
 
 
@@ -35,9 +35,8 @@ def column(file: str, set_name: str, name: str, prompt: str) -> dict[str, Any]:
     found = next(r for r in saved["rows"] if r["set"] == set_name and r["column"] == name and r["variant"] == "default")
     dev = SETS[set_name](saved["args"]["limit"], saved["args"]["seed"])
     ids = sorted(i for i in dev.labels if i in found["scores"])
-    best = max(sorted({found["scores"][i] for i in ids}), key=lambda t: balanced_accuracy(found["scores"], dev.labels, ids, t))
     return {"name": f"{set_name} {name}", "prompt": prompt, "lang": dev.lang, "scores": found["scores"],
-            "labels": dev.labels, "ids": ids, "best": best}
+            "labels": dev.labels, "ids": ids, "best": best_threshold(found["scores"], dev.labels, ids)}
 
 
 def at(target: dict[str, Any], threshold: float) -> dict[str, float]:
