@@ -159,14 +159,15 @@ def test_score_says_how_the_chunk_verdicts_agree_at_the_run_threshold(tmp_path: 
     """The lines `score` prints under its table, on the hand-written chunks, at the run's own thresholds."""
     from localeval.cli.tables import calibrate_hint
     from localeval.results.verdicts import chunk_verdicts
-    from localeval.stats.calibration import verdicts_at_run
+    from localeval.stats.calibration import verdict_threshold_report
 
     run = written_run(tmp_path / "run")
     chunks = chunk_verdicts(run)
-    at_run = verdicts_at_run(chunks, {"context_precision": 0.65})
+    report = verdict_threshold_report(chunks, {"context_precision": 0.65})
     # context_precision at 0.65: relevant 0.9, 0.8 yes; not relevant 0.7 yes, 0.6 no (by hand)
-    assert (at_run["context_precision"].balanced_accuracy, at_run["context_precision"].judge_positive_rate) == (0.75, 0.75)
-    assert calibrate_hint(run, at_run) == "\n".join([
+    at_run = report["context_precision"]["at_run"]
+    assert (at_run["balanced_accuracy"], at_run["judge_positive_rate"]) == (0.75, 0.75)
+    assert calibrate_hint(run, report) == "\n".join([
         "context_precision: at threshold 0.650 the chunk verdicts agree with reference_doc_ids in bacc 0.750 "
         "(yes to 3 of 4 chunks; 2 relevant)",
         "passage_relevance: at threshold 0.500 the chunk verdicts agree with reference_doc_ids in bacc 0.500 "
@@ -174,5 +175,6 @@ def test_score_says_how_the_chunk_verdicts_agree_at_the_run_threshold(tmp_path: 
         f"to fit the threshold on these chunks: localeval calibrate {run}"])
     # chunks of one kind only say nothing about a threshold: no line; none at all: no hint
     chunks["passage_relevance"].relevant = [1, 1]
-    assert list(verdicts_at_run(chunks, {})) == ["context_precision"]
+    lines = calibrate_hint(run, verdict_threshold_report(chunks, {})).splitlines()
+    assert [line.split(":")[0] for line in lines[:-1]] == ["context_precision"]
     assert calibrate_hint(run, {}) == ""

@@ -8,7 +8,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..gate import GateResult
-    from ..stats.agreement import Agreement
     from ..stats.compare import Comparison
 
 
@@ -94,14 +93,21 @@ def verdict_threshold_table(report: Mapping[str, Any]) -> str:
     return "\n\n".join(parts + (["\n".join(notes)] if notes else []))
 
 
-def calibrate_hint(run_dir: Path, at_run: Mapping[str, Agreement]) -> str:
+def calibrate_hint(run_dir: Path, report: Mapping[str, Any]) -> str:
     """After scoring: how each chunk-judging metric's verdicts agree with the relevance the samples' own
-    reference_doc_ids give, at the threshold the run used, and the command that fits a better one. The right
-    threshold moves with the language and the rubric (in Chinese the judge says yes to most chunks on the
-    question's topic), and a user who has these labels should see that before reading the means."""
-    lines = [f"{metric}: at threshold {fmt(a.threshold, 3)} the chunk verdicts agree with reference_doc_ids in bacc "
-             f"{fmt(a.balanced_accuracy, 3)} (yes to {a.confusion.tp + a.confusion.fp} of {a.n} chunks; "
-             f"{a.confusion.tp + a.confusion.fn} relevant)" for metric, a in at_run.items()]
+    reference_doc_ids give, at the threshold the run used (`verdict_threshold_report`'s at_run, else its
+    at 0.5), and the command that fits a better one. The right threshold moves with the language and the
+    rubric (in Chinese the judge says yes to most chunks on the question's topic), and a user who has these
+    labels should see that before reading the means. Metrics whose chunks are all of one kind get no line."""
+    lines = []
+    for metric, entry in report.items():
+        if "agreement" not in entry:
+            continue
+        a = entry.get("at_run") or entry["agreement"]["at_0.5"]
+        c = a["confusion"]
+        lines.append(f"{metric}: at threshold {fmt(a['threshold'], 3)} the chunk verdicts agree with reference_doc_ids "
+                     f"in bacc {fmt(a['balanced_accuracy'], 3)} (yes to {c['tp'] + c['fp']} of {a['n']} chunks; "
+                     f"{c['tp'] + c['fn']} relevant)")
     if not lines:
         return ""
     return "\n".join(lines + [f"to fit the threshold on these chunks: localeval calibrate {run_dir}"])

@@ -4,8 +4,8 @@ Pairs each labelled sample's human label with the judge's score for the same met
 agreement.py and ppi.py. `ppi_summary` is the block `localeval score --labels` adds to summary.json;
 `calibration_report` is what `localeval calibrate` prints and writes, with `verdict_threshold_report`
 beside it: the threshold of the per-chunk verdicts, fitted on the relevance the run's reference_doc_ids
-give its chunks. `verdicts_at_run` is the agreement at the run's own threshold that `score` prints under its
-table, so that a lenient judge shows before anyone reads the means.
+give its chunks; `score` prints its agreement at the run's own threshold under the table, and the report
+shows all of it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # numpy is imported inside the functions so that `localeval -
     from ..data.labels import Labels
     from ..results.runs import ScoredRun
     from ..results.verdicts import ChunkVerdicts
-    from .agreement import Agreement
 
 PPI_METHOD = "PPI++ mean (Angelopoulos, Duchi, Zrnic 2023), power-tuned lambda in [0, 1], CLT interval"
 
@@ -80,15 +79,6 @@ def verdict_threshold_report(chunks: Mapping[str, ChunkVerdicts],
                 entry["at_run"] = agreement(found.relevant, found.p, used).as_dict()
         out[metric] = entry
     return out
-
-
-def verdicts_at_run(chunks: Mapping[str, ChunkVerdicts], scored_at: Mapping[str, float]) -> dict[str, Agreement]:
-    """Per chunk-judging metric whose labelled chunks are of both kinds: the agreement of its verdicts at the
-    threshold the run was scored at (0.5 unless the settings say otherwise); what `score` shows, fitting nothing."""
-    from .agreement import DEFAULT_THRESHOLD, agreement
-
-    return {metric: agreement(found.relevant, found.p, scored_at.get(metric, DEFAULT_THRESHOLD))
-            for metric, found in chunks.items() if len(set(found.relevant)) == 2}
 
 
 def ppi_summary(samples_path: Path, labels: Labels, confidence: float = 0.95,
