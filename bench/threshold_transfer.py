@@ -7,7 +7,9 @@ other sets, localeval could ship it as the Chinese default and spare users the l
 the best threshold on each committed column (bench/verdict_prior.py's list: per-chunk P from
 bench/accuracy.py, labels rebuilt from the same seeded slices) and applies it to every other column of the
 same language, printing the balanced accuracy, recall and specificity there beside the figure at 0.5.
-No judge call.
+The same question is then asked of `grounding`, a likelihood with no natural threshold: its three columns'
+best thresholds on the HaluEval and UHGEval pairs (the right answer labelled 1, the hallucinated one 0)
+applied to all 250 FaithBench summaries. No judge call.
 
     .venv/bin/python bench/threshold_transfer.py
 
@@ -47,6 +49,26 @@ def at(target: dict[str, Any], threshold: float) -> dict[str, float]:
             "recall": round(sum(pos) / len(pos), 3), "specificity": round(sum(neg) / len(neg), 3)}
 
 
+def grounding_rows() -> list[dict[str, Any]]:
+    """Each grounding column's best threshold on a pair set, applied to the same column on FaithBench."""
+    results = REPO / "bench" / "results"
+    pairs = json.loads((results / "accuracy-2026-11-24-default-grounding-pairs.json").read_text(encoding="utf-8"))
+    faith = json.loads((results / "accuracy-2026-11-24-default-grounding-faithbench-250.json").read_text(encoding="utf-8"))
+    bench = SETS["faithbench"](faith["args"]["limit"], faith["args"]["seed"])
+    rows = []
+    for found in pairs["rows"]:
+        dev = SETS[found["set"]](pairs["args"]["limit"], pairs["args"]["seed"])
+        labels = {i: label for good, bad in dev.pairs for i, label in ((good, 1), (bad, 0))}
+        ids = sorted(i for i in labels if i in found["scores"])
+        threshold = best_threshold(found["scores"], labels, ids)
+        on = next(r for r in faith["rows"] if r["column"] == found["column"])
+        target = {"scores": on["scores"], "labels": bench.labels, "ids": sorted(i for i in bench.labels if i in on["scores"])}
+        rows.append({"fitted_on": f"{found['set']} {found['column']}", "applied_to": f"faithbench {on['column']}",
+                     "threshold": threshold, "fitted_elsewhere": at(target, threshold),
+                     "fitted_on_itself": at(target, best_threshold(target["scores"], target["labels"], target["ids"]))})
+    return rows
+
+
 def main() -> None:
     columns = [column(file, set_name, name, prompt) for file, set_name, name, prompt in COLUMNS
                if prompt != "verify_statement"]  # FaithBench's .min is no chunk verdict
@@ -65,8 +87,14 @@ def main() -> None:
               f"{row['fitted_elsewhere']['balanced_accuracy']:.3f} (recall {row['fitted_elsewhere']['recall']:.2f}, "
               f"specificity {row['fitted_elsewhere']['specificity']:.2f}); fitted on itself "
               f"{row['fitted_on_itself']['balanced_accuracy']:.3f}")
+    grounding = grounding_rows()
+    for row in grounding:
+        print(f"{row['fitted_on']:44s} -> {row['applied_to']:44s} t {row['threshold']:.4g}: bacc "
+              f"{row['fitted_elsewhere']['balanced_accuracy']:.3f} (recall {row['fitted_elsewhere']['recall']:.2f}, "
+              f"specificity {row['fitted_elsewhere']['specificity']:.2f}); fitted on itself "
+              f"{row['fitted_on_itself']['balanced_accuracy']:.3f}")
     out = REPO / "bench" / "results" / f"threshold-transfer-{date.today()}.json"
-    out.write_text(json.dumps({"rows": rows}, indent=1) + "\n", encoding="utf-8")
+    out.write_text(json.dumps({"rows": rows, "grounding": grounding}, indent=1) + "\n", encoding="utf-8")
     print(f"results in {out}")
 
 
