@@ -22,3 +22,13 @@ MAX_JSON_DEPTH = 100
 #: (a guard against CVE-2020-10735), so such a value could be read but never written back; no id, grade
 #: or count needs more than 100 digits (an id that long should be a string anyway).
 MAX_INT_DIGITS = 100
+
+#: Largest relevance grade (of `reference_doc_ids` or a qrels line), in magnitude. Judgement scales run
+#: 0-3 (TREC), 0-4 (web search) or at most 0-100; a grade in the millions is a score or a count pasted
+#: into the grade column, and grades near the float limit make DCG's sums overflow into NaN.
+MAX_GRADE = 1_000_000
+
+#: Largest metric value, in magnitude, in a scored run read back (compare, report, calibrate, check).
+#: localeval's own metrics lie in [0, 1] and a plugin's score is rarely beyond thousands; a value near the
+#: float limit (1e308) turns means, variances and bootstrap sums into infinity and then NaN.
+MAX_SCORE = 1e12

@@ -86,6 +86,16 @@ def test_worked_example_exponential_gain() -> None:
     assert value("ndcg@3", binary, "exponential") == value("ndcg@3", binary, "linear")
 
 
+def test_exponential_gain_of_grades_past_the_float_range() -> None:
+    # 2^2000 overflows a float: the gains are scaled per query instead, which leaves the ratio as it is
+    # (the limit of grades g - 1 and g, ranked worse first, as g grows).
+    s = sample(["a", "b"], {"a": 1999, "b": 2000})
+    assert value("ndcg@2", s, "exponential") == pytest.approx((0.5 + 1 / LOG2_3) / (1 + 0.5 / LOG2_3), abs=1e-12)
+    # Under the threshold where scaling starts, the numbers are the unscaled ones, bit for bit.
+    low = sample(["a", "b"], {"a": 9, "b": 10})
+    assert value("ndcg@2", low, "exponential") == (511 + 1023 / LOG2_3) / (1023 + 511 / LOG2_3)
+
+
 def test_reciprocal_rank_with_and_without_cutoff() -> None:
     s = sample(["x", "y", "r"], {"r": 1})
     assert value("mrr", s) == pytest.approx(1 / 3)  # first relevant at rank 3

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..errors import InputError
-from ..limits import MAX_ID_LENGTH
+from ..limits import MAX_GRADE, MAX_ID_LENGTH
 
 #: Keys localeval adds to each output row; an input record may not use them.
 OUTPUT_KEYS = ("metrics", "details", "skipped")
@@ -151,6 +151,8 @@ def _relevance(value: Any, fail) -> dict[str, float] | None:
             where = f"{name}.{shown if len(shown) <= 60 else shown[:57] + '...'}"
             if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
                 raise fail(where, f"grade must be a finite number, got {grade!r}")
+            if abs(grade) > MAX_GRADE:
+                raise fail(where, f"grade {grade:g} is beyond ±{MAX_GRADE:,} (relevance grades are small: 0-3, 0-4)")
             grades[identifier(doc_id, lambda m: fail(where, m))] = float(grade)
         return grades
     raise fail(name, f"must be a list of ids or an object {{doc_id: grade}}, got {_type_name(value)}")

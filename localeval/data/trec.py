@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..files import decoded_lines
+from ..limits import MAX_GRADE
 from .records import Context, Sample, identifier
 
 TrecRun = dict[str, list[tuple[str, float]]]
@@ -145,6 +146,8 @@ def _grade(text: str, source: str, line_no: int) -> float:
         raise InputError(source, line_no, "grade", f"must be an integer, got {text!r}") from None
     if not math.isfinite(value) or value != int(value):
         raise InputError(source, line_no, "grade", f"must be an integer (trec_eval reads grades as integers), got {text!r}")
+    if abs(value) > MAX_GRADE:
+        raise InputError(source, line_no, "grade", f"{text} is beyond ±{MAX_GRADE:,} (relevance grades are small: 0-3, 0-4)")
     return float(int(value))
 
 

@@ -36,6 +36,8 @@ from .registry import MetricOption, register_metric
 NO_RELEVANT = "no relevant reference documents"
 #: NDCG gain functions: "linear" is trec_eval's ndcg_cut (gain = grade), "exponential" is Burges et al.
 GAINS = ("linear", "exponential")
+#: Above this grade the exponential gains of a query are computed scaled down (2^1024 overflows a float).
+EXP_SAFE_GRADE = 512.0
 REQUIRES = ("context_ids", "reference_doc_ids")
 
 
@@ -315,12 +317,18 @@ class NDCG(_RankMetric):
     def settings(self) -> dict[str, Any]:
         return {"k": self.k, "gain": self.gain}
 
-    def _gains(self, grades: np.ndarray) -> np.ndarray:
-        return grades if self.gain == "linear" else np.power(2.0, grades) - 1.0
+    def _gains(self, grades: np.ndarray, shift: np.ndarray) -> np.ndarray:
+        """Gains divided by 2^shift per query (shift 0 but for grades past EXP_SAFE_GRADE, where 2^grade
+        overflows): every gain of a query scaled alike leaves DCG / ideal DCG as it was."""
+        if self.gain == "linear":
+            return grades
+        return np.power(2.0, grades - shift) - np.power(2.0, -shift)
 
     def _compute(self, batch: _Batch) -> np.ndarray:
-        gains = self._gains(batch.grades[:, : self.k])
-        ideal = self._gains(batch.ideal[:, : self.k])
+        top = batch.ideal[:, :1] if batch.ideal.shape[1] else np.zeros((len(batch.ideal), 1))
+        shift = np.maximum(top - EXP_SAFE_GRADE, 0.0)
+        gains = self._gains(batch.grades[:, : self.k], shift)
+        ideal = self._gains(batch.ideal[:, : self.k], shift)
         # Divide rather than multiply by 1/log2 so each term is bit-for-bit trec_eval's.
         dcg = (gains / _discount(gains.shape[1])).sum(axis=1)
         idcg = (ideal / _discount(ideal.shape[1])).sum(axis=1)
