@@ -80,19 +80,24 @@ def parse_json(text: str, source: str, line: int | None = None, field: str | Non
     `problem` starts the message (a CSV cell says "cell must hold JSON").
     """
 
-    def fail(message: str, inner: str | None = None) -> InputError:
+    def fail(message: str, inner: str | None = None, offset: int | None = None) -> InputError:
         where = ".".join(part for part in (field, inner) if part) or None
-        return InputError(source, line, where, message)
+        at_line, position = line, ""
+        if offset is not None:
+            at_line, column = _locate(text, offset, line)
+            position = f" at column {column}"
+        return InputError(source, at_line, where, message + position)
 
-    column = _too_deep(text)
-    if column is not None:
-        raise fail(f"{problem}: nested more than {MAX_JSON_DEPTH} levels deep (at column {column})")
+    deep = _too_deep(text)
+    if deep is not None:
+        raise fail(f"{problem}: nested more than {MAX_JSON_DEPTH} levels deep", offset=deep)
     try:
         value = _DECODER.decode(text)
     except _Refused as exc:
-        raise fail(f"{problem}: {exc.message}{_column_of(text, exc)}", exc.field) from None
+        raise fail(f"{problem}: {exc.message}", exc.field, _offset_of(text, exc)) from None
     except json.JSONDecodeError as exc:
-        raise fail(f"{problem}: {exc.msg} at column {exc.colno}") from None
+        # "Unterminated string starting at" ends in "at": the column follows without repeating it.
+        raise fail(f"{problem}: {exc.msg.removesuffix(' at')}", offset=exc.pos) from None
     except RecursionError:  # a stack already deep when called; the depth check makes this rare
         raise fail(f"{problem}: nested too deeply to decode (at most {MAX_JSON_DEPTH} levels)") from None
     if _SURROGATE_ESCAPE.search(text):
@@ -131,8 +136,17 @@ def check_json_value(value: Any, fail: Callable[[str | None, str], Exception], p
         raise fail(path or None, f"is a {type(value).__name__}, which is not a JSON value")
 
 
+def _locate(text: str, offset: int, line: int | None) -> tuple[int | None, int]:
+    """The line and 1-based column of `offset`: a JSONL line or a cell keeps the caller's line; a whole file
+    (summary.json, no line given) gets the line the offset is on, so the message says where to look."""
+    start = text.rfind("\n", 0, offset) + 1
+    if line is None and "\n" in text:
+        line = text.count("\n", 0, offset) + 1
+    return line, offset - start + 1
+
+
 def _too_deep(text: str) -> int | None:
-    """1-based column of the first bracket nested beyond MAX_JSON_DEPTH, found without recursion."""
+    """Offset of the first bracket nested beyond MAX_JSON_DEPTH, found without recursion."""
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:  # the common case: cannot be that deep
         return None
     depth = 0
@@ -141,22 +155,22 @@ def _too_deep(text: str) -> int | None:
         if char in "[{":
             depth += 1
             if depth > MAX_JSON_DEPTH:
-                return token.start() + 1
+                return token.start()
         elif char in "]}":
             depth -= 1
     return None
 
 
-def _column_of(text: str, refused: _Refused) -> str:
+def _offset_of(text: str, refused: _Refused) -> int | None:
     """Where a refused literal is, when it can be found without decoding again."""
     if "digits" in refused.message:
         pattern = _LONG_INTEGER
     elif "not a JSON number" in refused.message:
         pattern = _CONSTANT
     else:
-        return ""
+        return None
     match = next((m for m in pattern.finditer(text) if m.group(1)), None)
-    return f" at column {match.start(1) + 1}" if match else ""
+    return match.start(1) if match else None
 
 
 def _surrogate_path(value: Any, path: str) -> str | None:

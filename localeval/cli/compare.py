@@ -8,7 +8,7 @@ import click
 
 from ..files import check_output_file, write_json_atomic
 from .errors import user_errors
-from .options import interval_options, pairs_callback, run_labels
+from .options import OutPath, interval_options, pairs_callback, run_labels
 
 
 @click.command()
@@ -22,7 +22,7 @@ from .options import interval_options, pairs_callback, run_labels
               help="Read the labels of metric COLUMN from KEY (repeatable).")
 @click.option("--lower-is-better", "lower_better", multiple=True, metavar="COLUMN",
               help="A column where lower values are better (repeatable); default: higher is better.")
-@click.option("-o", "--out", "out_path", type=click.Path(path_type=Path), help="Also write the comparison as JSON here.")
+@click.option("-o", "--out", "out_path", type=OutPath(path_type=Path), help="Also write the comparison as JSON here.")
 @user_errors
 def compare(run_dirs: tuple[Path, ...], columns: str | None, n_boot: int, seed: int, confidence: float,
             run_labels_given: tuple[str, ...], label_columns: dict[str, str], lower_better: tuple[str, ...],

@@ -8,12 +8,12 @@ from typing import Any
 import click
 
 from .errors import user_errors
-from .options import judge_options, judge_settings
+from .options import OutPath, judge_options, judge_settings
 
 
 @click.command()
 @click.argument("corpus", type=click.Path(path_type=Path))
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_dir", required=True, type=OutPath(file_okay=False, path_type=Path),
               help="Folder for testset.jsonl, negatives.jsonl, generation.json and the index.")
 @click.option("-n", "--n", "count", type=click.IntRange(min=1), help="Chunks to ask about (default: one per document).")
 @click.option("--top-k", type=click.IntRange(min=1), default=5, show_default=True,
@@ -47,7 +47,7 @@ def generate(corpus: Path, out_dir: Path, count: int | None, top_k: int, chunk_s
 @click.argument("testset", type=click.Path(path_type=Path))
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The index folder `localeval generate` wrote (OUT/index).")
-@click.option("-o", "--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_path", required=True, type=OutPath(dir_okay=False, path_type=Path),
               help="The test set with `contexts` filled in.")
 @click.option("-k", "--top-k", type=click.IntRange(min=1), default=5, show_default=True, help="Contexts per question.")
 @click.option("--embedder", help="Must be the embedder the index was built with. Env: LOCALEVAL_EMBEDDER.")

@@ -16,6 +16,16 @@ from ..settings import parse_pairs
 Command = Callable[..., Any]
 
 
+class OutPath(click.Path):
+    """Where results go. An empty value is refused rather than read as the current folder: it is nearly
+    always `--out "$DIR"` with DIR unset, and would scatter result files over the working tree."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path; give a file or folder name (is a shell variable unset?)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def judge_options(command: Command) -> Command:
     """The judge and embedder options of every command that runs the judge; they arrive as **judge."""
     options = [
@@ -160,7 +170,14 @@ def run_labels(values: tuple[str, ...], runs: tuple[Path, ...]) -> dict[str, Pat
     With a single run, a bare LABELS belongs to it."""
     names = [str(r) for r in runs]
     if len(names) == 1:
-        values = tuple(v if v.rpartition("=")[0] in names else f"{names[0]}={v}" for v in values)
+        bare = []
+        for v in values:
+            run, eq, _ = v.rpartition("=")
+            if eq and run not in names and not Path(v).exists():  # neither RUN=LABELS nor a file named so
+                raise OptionError(f"--labels '{v}': {run} is not one of the runs given ({names[0]}), "
+                                  f"and there is no labels file named '{v}'")
+            bare.append(v if run in names else f"{names[0]}={v}")
+        values = tuple(bare)
     pairs = parse_pairs(values, "--labels", "RUN=LABELS", last=True)
     for run in pairs:
         if run not in names:

@@ -9,12 +9,12 @@ import click
 from ..gate import DEFAULT_BOOTSTRAP
 from ..report import DEFAULT_MAX_SAMPLES
 from .errors import user_errors
-from .options import interval_options, pairs_callback, run_labels
+from .options import OutPath, interval_options, pairs_callback, run_labels
 
 
 @click.command()
 @click.argument("run_dirs", metavar="RUN_DIR [RUN_DIR...]", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--out", "out_path", default="report.html", show_default=True, type=click.Path(path_type=Path),
+@click.option("-o", "--out", "out_path", default="report.html", show_default=True, type=OutPath(path_type=Path),
               help="The HTML file to write.")
 @click.option("--title", help="The page's title (default: the run folders' names).")
 @click.option("-l", "--labels", "labels_given", multiple=True, metavar="[RUN=]LABELS",

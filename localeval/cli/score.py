@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from .errors import user_errors
-from .options import (judge_options, judge_settings, metric_options, pairs_callback, pop_metric_options,
+from .options import (OutPath, judge_options, judge_settings, metric_options, pairs_callback, pop_metric_options,
                       pop_ray_options, ray_options)
 
 
@@ -17,7 +17,7 @@ from .options import (judge_options, judge_settings, metric_options, pairs_callb
 @click.option("-m", "--metrics", default=None,
               help="Comma-separated metric names or groups (retrieval, classical, ragas, judge, all); see `localeval metrics`. "
                    "Default: classical for INPUT, retrieval for --run.")
-@click.option("-o", "--out", "out_dir", default="localeval-results", show_default=True, type=click.Path(path_type=Path),
+@click.option("-o", "--out", "out_dir", default="localeval-results", show_default=True, type=OutPath(path_type=Path),
               help="Folder for samples.jsonl, summary.json and summary.csv.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Input format (default: from the extension).")
 @click.option("--column", "columns", multiple=True, callback=pairs_callback("FIELD=COLUMN (e.g. question=query)"),

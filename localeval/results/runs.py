@@ -21,6 +21,7 @@ from ..data.loading import iter_jsonl
 from ..data.records import identifier
 from ..errors import InputError
 from ..files import check_readable, read_text
+from ..limits import MAX_SCORE
 from ..strict_json import parse_json
 from .writer import CALIBRATION_FILE, SAMPLES_FILE, SUMMARY_JSON
 
@@ -76,6 +77,9 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
         for column, value in metrics.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise InputError(source, line, f"metrics.{column}", f"must be a finite number, got {value!r}")
+            if abs(value) > MAX_SCORE:
+                raise InputError(source, line, f"metrics.{column}", f"{value:g} is beyond ±{MAX_SCORE:g}, "
+                                                                    "too large to average; is this a score?")
             cells.setdefault(column, []).append((len(ids), float(value)))
         index[sample_id] = len(ids)
         ids.append(sample_id)
@@ -90,32 +94,105 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
     return ScoredRun(name=name or str(run), source=source, ids=ids, columns=columns, index=index)
 
 
-def run_folder(run: Path) -> Path:
-    """The folder of a run given as RUN_DIR or as its samples file."""
-    return run if run.is_dir() else run.parent
+def run_folder(run: Path) -> Path | None:
+    """The folder of a run given as RUN_DIR or as its samples.jsonl; None for any other file, since the
+    summary.json beside, say, an edited copy of the samples describes another run, not this file."""
+    if run.is_dir():
+        return run
+    return run.parent if run.name == SAMPLES_FILE else None
 
 
 def load_summary(run: Path) -> dict[str, Any]:
-    """RUN_DIR/summary.json: per-column means, settings, judge and its work, the PPI block if labelled."""
-    path = run_folder(run) / SUMMARY_JSON
+    """RUN_DIR/summary.json: per-column means, settings, judge and its work, the PPI block if labelled.
+
+    Every figure a gate or a report reads from it is checked here, so a hand-edited or damaged summary
+    stops with its file and field instead of a traceback (or, worse, a gate that passes on a string)."""
     if not run.exists():
         raise InputError(str(run), None, None, "no such folder; give a folder written by `localeval score --out`")
+    folder = run_folder(run)
+    if folder is None:
+        raise InputError(str(run), None, None, "is a file, not a run folder; give the folder written by "
+                                               "`localeval score --out` (or the samples.jsonl in it)")
+    path = folder / SUMMARY_JSON
     summary = _json_object(path, f"no such file; is {run} a folder written by `localeval score --out`?")
     if not isinstance(summary.get("metrics"), dict):
         raise InputError(str(path), None, "metrics", "missing; is this a summary written by `localeval score`?")
+    for column, entry in summary["metrics"].items():
+        _check_summary_entry(str(path), f"metrics.{column}", entry)
+    for key in ("settings", "versions"):
+        if not isinstance(summary.get(key, {}), dict):
+            raise InputError(str(path), None, key, "must be an object")
+    ppi = summary.get("ppi")
+    if ppi is not None:
+        blocks = ppi.get("metrics") if isinstance(ppi, dict) else None
+        if not isinstance(blocks, dict):
+            raise InputError(str(path), None, "ppi.metrics", "must be an object of column → PPI estimate")
+        for column, block in blocks.items():
+            _check_ppi_block(str(path), f"ppi.metrics.{column}", block)
     return summary
 
 
 def load_calibration(run: Path) -> dict[str, Any] | None:
     """RUN_DIR/calibration.json (written by `localeval calibrate`), or None when the run was not calibrated."""
-    path = run_folder(run) / CALIBRATION_FILE
-    return _json_object(path, "") if path.exists() else None
+    folder = run_folder(run)
+    path = None if folder is None else folder / CALIBRATION_FILE
+    if path is None or not path.exists():
+        return None
+    calibration = _json_object(path, "")
+    entries = calibration.get("metrics", {})
+    if not isinstance(entries, dict):
+        raise InputError(str(path), None, "metrics", "must be an object of column → calibration")
+    for column, entry in entries.items():
+        if not isinstance(entry, dict):
+            raise InputError(str(path), None, f"metrics.{column}", "must be an object")
+        if entry.get("ppi") is not None:
+            _check_ppi_block(str(path), f"metrics.{column}.ppi", entry["ppi"])
+    return calibration
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_summary_entry(source: str, where: str, entry: Any) -> None:
+    if not isinstance(entry, dict):
+        raise InputError(source, None, where, "must be an object with the column's mean, std and n")
+    for key in ("mean", "std"):
+        if entry.get(key) is not None and not _number(entry[key]):
+            raise InputError(source, None, f"{where}.{key}", f"must be a finite number or null, got {entry[key]!r}")
+    for key in ("n", "n_skipped"):
+        value = entry.get(key, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InputError(source, None, f"{where}.{key}", f"must be a count (an integer >= 0), got {value!r}")
+    if not isinstance(entry.get("skipped", {}), dict):
+        raise InputError(source, None, f"{where}.skipped", "must be an object of reason → count")
+
+
+def _check_ppi_block(source: str, where: str, block: Any) -> None:
+    """A PPI estimate as calibrate and score write it; a block with only an "error" is a column it could not
+    estimate (too few labels), which readers skip."""
+    if not isinstance(block, dict):
+        raise InputError(source, None, where, "must be an object")
+    if "ci" not in block:
+        return
+    ci = block["ci"]
+    if not (isinstance(ci, list) and len(ci) == 2 and all(_number(v) for v in ci) and ci[0] <= ci[1]):
+        raise InputError(source, None, f"{where}.ci", f"must be [low, high], two finite numbers, got {ci!r}")
+    if not _number(block.get("estimate")):
+        raise InputError(source, None, f"{where}.estimate", f"must be a finite number, got {block.get('estimate')!r}")
+    confidence = block.get("confidence")
+    if not (_number(confidence) and 0 < confidence < 1):
+        raise InputError(source, None, f"{where}.confidence", f"must be a number between 0 and 1, got {confidence!r}")
+    n = block.get("n_labeled")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise InputError(source, None, f"{where}.n_labeled", f"must be a count (an integer >= 0), got {n!r}")
 
 
 def verdict_thresholds_used(run: Path) -> dict[str, float]:
     """Metric → the verdict threshold it was scored at, from summary.json's settings; {} for a bare samples
     file with no summary beside it. A setting that is not a probability is left out (it only adds a row)."""
-    if not (run_folder(run) / SUMMARY_JSON).exists():
+    folder = run_folder(run)
+    if folder is None or not (folder / SUMMARY_JSON).exists():
         return {}
     settings = load_summary(run).get("settings")
     out = {}

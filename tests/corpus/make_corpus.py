@@ -87,6 +87,8 @@ w("jsonl/reserved_field.jsonl", '{"id": 1, "question": "q?", "metrics": {}}\n')
 case("jsonl_reserved_field", score("jsonl/reserved_field.jsonl"), message="field 'metrics': is reserved")
 w("jsonl/mixed_contexts.jsonl", '{"id": 1, "question": "q?", "contexts": ["a", {"id": "d", "text": "b"}]}\n')
 case("jsonl_mixed_contexts", score("jsonl/mixed_contexts.jsonl"), message="mixes plain strings")
+w("jsonl/grade_too_large.jsonl", '{"id": 1, "question": "q?", "reference_doc_ids": {"d1": 1e300}}\n')
+case("jsonl_grade_too_large", score("jsonl/grade_too_large.jsonl"), message="field 'reference_doc_ids.d1': grade 1e+300 is beyond")
 w("jsonl/grade_text.jsonl", '{"id": 1, "question": "q?", "reference_doc_ids": {"d1": "high"}}\n')
 case("jsonl_grade_text", score("jsonl/grade_text.jsonl"), message="field 'reference_doc_ids.d1': grade must be a finite number")
 w("jsonl/context_no_text.jsonl", '{"id": 1, "question": "q?", "contexts": [{"id": "d"}]}\n')
@@ -143,6 +145,8 @@ def trec(run, qrels="trec/qrels.txt", *more):
 case("trec_ok", trec("trec/run.txt"), exit=0, check_output={"out/summary.json": '"run_only": 0'})
 w("trec/empty_run.txt", "")
 case("trec_empty_run", trec("trec/empty_run.txt"), message="empty_run.txt: contains no run lines")
+w("trec/huge_grade_qrels.txt", "q1 0 d1 1\nq2 0 d9 3000000\n")
+case("trec_grade_too_large", trec("trec/run.txt", "trec/huge_grade_qrels.txt"), message="huge_grade_qrels.txt:2: field 'grade': 3000000 is beyond")
 w("trec/blank_qrels.txt", "\n\n")
 case("trec_empty_qrels", trec("trec/run.txt", "trec/blank_qrels.txt"), message="blank_qrels.txt: contains no judgments")
 w("trec/other_topics_qrels.txt", "301 0 d1 1\n302 0 d2 1\n")
@@ -225,6 +229,36 @@ case("compare_different_ids", ["compare", "runs/a", "runs/short"], message="lack
 case("compare_negative_seed", ["compare", "runs/a", "runs/b", "--seed", "-1"], message="Invalid value for '--seed'")
 case("compare_one_run", ["compare", "runs/a"], message="give at least two runs to compare")
 case("compare_unknown_column", ["compare", "runs/a", "runs/b", "-m", "recall"], message="metric column 'recall' is not in")
+w("runs/huge/samples.jsonl", run_rows([1e308, 0.3, 0.6, 0.2, 0.9, 0.4]))
+case("compare_run_metric_too_large", ["compare", "runs/a", "runs/huge"], message="samples.jsonl:1: field 'metrics.faithfulness': 1e+308 is beyond")
+
+# ---- a run's summary.json, hand-edited or damaged: check and report ---------------------------------
+def summary(**entry):
+    body = {"metric": "faithfulness", "mean": 0.5, "std": 0.3, "n": 6, "n_skipped": 0, "skipped": {}}
+    body.update(entry)
+    return json.dumps({"input": "in.jsonl", "n_samples": 6, "metrics": {"faithfulness": body}, "settings": {}}, indent=1)
+for name, text in {"good": summary(), "text_mean": summary(mean="0.9"), "list_n": summary(n=[6]),
+                   "nan": summary().replace('"mean": 0.5', '"mean": NaN'), "truncated": summary()[:60],
+                   "bad_ppi": summary()[:-2] + ', "ppi": {"metrics": {"faithfulness": {"ci": "wide"}}}\n}'}.items():
+    w(f"summaries/{name}/samples.jsonl", run_rows([0.9, 0.2, 0.7, 0.4, 0.8, 0.1]))
+    w(f"summaries/{name}/summary.json", text)
+case("check_summary_ok", ["check", "summaries/good", "--min", "faithfulness=0.4"], exit=0)
+case("check_summary_mean_is_text", ["check", "summaries/text_mean", "--min", "faithfulness=0.4"],
+     message="summary.json: field 'metrics.faithfulness.mean': must be a finite number or null, got '0.9'")
+case("check_summary_count_is_list", ["check", "summaries/list_n", "--min", "faithfulness=0.4"],
+     message="field 'metrics.faithfulness.n': must be a count")
+case("check_summary_nan_names_its_line", ["check", "summaries/nan", "--min", "faithfulness=0.4"],
+     message="summary.json:7: invalid JSON: NaN is not a JSON number (write null for a missing value) at column 12")
+case("check_summary_truncated_names_its_line", ["check", "summaries/truncated", "--min", "faithfulness=0.4"],
+     message="summary.json:5: invalid JSON: ")
+case("report_summary_bad_ppi", ["report", "summaries/bad_ppi", "-o", "r.html"],
+     message="field 'ppi.metrics.faithfulness.ci': must be [low, high]")
+case("check_other_file_is_not_a_run", ["check", "ok.jsonl", "--min", "faithfulness=0.4"],
+     message="ok.jsonl: is a file, not a run folder")
+case("check_samples_file_of_a_run", ["check", "summaries/good/samples.jsonl", "--min", "faithfulness=0.4"], exit=0)
+case("report_labels_for_no_run", ["report", "summaries/good", "-l", "nope=labels.jsonl", "-o", "r.html"],
+     message="nope is not one of the runs given (summaries/good), and there is no labels file named 'nope=labels.jsonl'")
+case("out_empty", ["score", "ok.jsonl", "-m", "mrr", "-o", "", "-q"], message="an empty path", absent=["summary.json"])
 
 # ---- where results go, and options checked before any model loads ---------------------------------
 w("prev/samples.jsonl", '{"id": "old", "question": "old?", "metrics": {}, "details": {}, "skipped": {}}\n')
