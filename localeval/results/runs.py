@@ -119,8 +119,8 @@ def load_summary(run: Path) -> dict[str, Any]:
         raise InputError(str(path), None, "metrics", "missing; is this a summary written by `localeval score`?")
     for column, entry in summary["metrics"].items():
         _check_summary_entry(str(path), f"metrics.{column}", entry)
-    for key in ("settings", "versions"):
-        if not isinstance(summary.get(key, {}), dict):
+    for key in ("settings", "versions", "judge"):
+        if summary.get(key) is not None and not isinstance(summary[key], dict):
             raise InputError(str(path), None, key, "must be an object")
     ppi = summary.get("ppi")
     if ppi is not None:
