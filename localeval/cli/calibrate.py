@@ -37,9 +37,8 @@ def calibrate(run_dir: Path, labels_path: Path | None, label_columns: dict[str, 
     Writes RUN_DIR/calibration.json.
     """
     from ..data.labels import load_labels
-    from ..results.runs import load_run, verdict_thresholds_used
-    from ..results.verdicts import chunk_verdicts
-    from ..stats.calibration import PPI_METHOD, calibration_report, verdict_threshold_report
+    from ..results.runs import load_run
+    from ..stats.calibration import PPI_METHOD, calibration_report, run_verdict_thresholds
     from .tables import calibration_tables, verdict_threshold_table
 
     run = load_run(run_dir)
@@ -48,13 +47,12 @@ def calibrate(run_dir: Path, labels_path: Path | None, label_columns: dict[str, 
     if label_columns and labels_path is None:
         raise click.UsageError("--label-column needs --labels")
     labels = load_labels(labels_path, run, label_columns) if labels_path is not None else None
-    chunks = chunk_verdicts(run_dir)
-    if labels is None and not chunks:
+    verdicts = run_verdict_thresholds(run_dir)
+    if labels is None and not verdicts:
         raise OptionError(f"nothing to calibrate in {run.source}: give --labels FILE, or score context_precision or "
                           "passage_relevance on samples whose contexts have ids and whose reference_doc_ids name "
                           "a relevant document")
     report = calibration_report(run, labels, confidence, lam_mode) if labels is not None else {}
-    verdicts = verdict_threshold_report(chunks, verdict_thresholds_used(run_dir)) if chunks else {}
     write_json_atomic(out_path, {"run": str(run_dir), "labels": None if labels_path is None else str(labels_path),
                                  "method": PPI_METHOD, "confidence": confidence,
                                  "ignored_label_fields": labels.ignored_fields if labels is not None else [],

@@ -41,9 +41,8 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
     """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
     from ..metrics import MetricOptions
     from ..pipeline import Labelled, score_file, score_trec
-    from ..results.runs import verdict_thresholds_used
-    from ..results.verdicts import CHUNK_DETAILS, chunk_verdicts
-    from ..stats.calibration import verdict_threshold_report
+    from ..results.verdicts import CHUNK_DETAILS
+    from ..stats.calibration import run_verdict_thresholds
     from .tables import calibrate_hint, ppi_table, summary_table
 
     ray = pop_ray_options(kwargs)
@@ -68,8 +67,7 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
         if "ppi" in summary:
             click.echo("\n" + ppi_table(summary["ppi"]))
         if any(metric in CHUNK_DETAILS for metric in summary["metrics"]):
-            report = verdict_threshold_report(chunk_verdicts(out_dir), verdict_thresholds_used(out_dir))
-            hint = calibrate_hint(out_dir, report)
+            hint = calibrate_hint(out_dir, run_verdict_thresholds(out_dir))
             if hint:
                 click.echo("\n" + hint, err=True)
         click.echo(f"\n{summary['n_samples']} samples; results in {out_dir}/", err=True)

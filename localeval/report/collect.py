@@ -15,9 +15,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..data.labels import Labels
-from ..results.runs import ScoredRun, load_calibration, load_summary, verdict_thresholds_used
-from ..results.verdicts import CHUNK_DETAILS, chunk_verdicts
-from ..stats.calibration import verdict_threshold_report
+from ..results.runs import ScoredRun, load_calibration, load_summary
+from ..results.verdicts import CHUNK_DETAILS
+from ..stats.calibration import run_verdict_thresholds
 from ..stats.intervals import bootstrap_interval, ppi_interval
 from .samples import MAX_TEXT, embedded_samples, select_ids
 
@@ -110,8 +110,7 @@ def _verdict_thresholds(item: RunInput) -> dict[str, Any] | None:
     a re-score cannot show figures the run no longer rests on. None when no chunk is labelled."""
     if not any(metric in item.run.columns for metric in CHUNK_DETAILS):
         return None
-    chunks = chunk_verdicts(item.folder)
-    return verdict_threshold_report(chunks, verdict_thresholds_used(item.folder)) if chunks else None
+    return run_verdict_thresholds(item.folder) or None
 
 
 def _summary_rows(summary: Mapping[str, Any], calibration: Mapping[str, Any] | None, source: str, run: ScoredRun,

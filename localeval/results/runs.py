@@ -135,9 +135,9 @@ def load_summary(run: Path) -> dict[str, Any]:
 def load_calibration(run: Path) -> dict[str, Any] | None:
     """RUN_DIR/calibration.json (written by `localeval calibrate`), or None when the run was not calibrated."""
     folder = run_folder(run)
-    path = None if folder is None else folder / CALIBRATION_FILE
-    if path is None or not path.exists():
+    if folder is None or not (folder / CALIBRATION_FILE).exists():
         return None
+    path = folder / CALIBRATION_FILE
     calibration = _json_object(path, "")
     entries = calibration.get("metrics", {})
     if not isinstance(entries, dict):
@@ -154,6 +154,10 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _check_summary_entry(source: str, where: str, entry: Any) -> None:
     if not isinstance(entry, dict):
         raise InputError(source, None, where, "must be an object with the column's mean, std and n")
@@ -162,7 +166,7 @@ def _check_summary_entry(source: str, where: str, entry: Any) -> None:
             raise InputError(source, None, f"{where}.{key}", f"must be a finite number or null, got {entry[key]!r}")
     for key in ("n", "n_skipped"):
         value = entry.get(key, 0)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        if not _count(value):
             raise InputError(source, None, f"{where}.{key}", f"must be a count (an integer >= 0), got {value!r}")
     if not isinstance(entry.get("skipped", {}), dict):
         raise InputError(source, None, f"{where}.skipped", "must be an object of reason → count")
@@ -184,7 +188,7 @@ def _check_ppi_block(source: str, where: str, block: Any) -> None:
     if not (_number(confidence) and 0 < confidence < 1):
         raise InputError(source, None, f"{where}.confidence", f"must be a number between 0 and 1, got {confidence!r}")
     n = block.get("n_labeled")
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+    if not _count(n):
         raise InputError(source, None, f"{where}.n_labeled", f"must be a count (an integer >= 0), got {n!r}")
 
 

@@ -81,6 +81,17 @@ def verdict_threshold_report(chunks: Mapping[str, ChunkVerdicts],
     return out
 
 
+def run_verdict_thresholds(run: Path) -> dict[str, Any]:
+    """`verdict_threshold_report` of a scored run as it is now: its chunk verdicts read from samples.jsonl,
+    at the thresholds its summary.json says it was scored at. {} when no chunk is labelled. What calibrate
+    writes, the report shows and score prints a line of."""
+    from ..results.runs import verdict_thresholds_used
+    from ..results.verdicts import chunk_verdicts
+
+    chunks = chunk_verdicts(run)
+    return verdict_threshold_report(chunks, verdict_thresholds_used(run)) if chunks else {}
+
+
 def ppi_summary(samples_path: Path, labels: Labels, confidence: float = 0.95,
                 lam_mode: str = "min_variance") -> dict[str, Any]:
     """The block `score --labels` adds to summary.json: per labelled column, the PPI estimate, its interval,
