@@ -69,6 +69,16 @@ def grounding_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def describe(row: dict[str, Any]) -> str:
+    """One printed line: where the threshold was fitted and applied, and the balanced accuracy it gives."""
+    elsewhere, prompt = row["fitted_elsewhere"], row.get("same_prompt")
+    before = f"bacc {row['at_0.5']['balanced_accuracy']:.3f} at 0.5 -> " if "at_0.5" in row else "bacc "
+    return (f"{row['fitted_on']:44s} -> {row['applied_to']:44s} "
+            f"{'' if prompt is None else ('same prompt' if prompt else 'other prompt'):12s} t {row['threshold']:.4g}: "
+            f"{before}{elsewhere['balanced_accuracy']:.3f} (recall {elsewhere['recall']:.2f}, specificity "
+            f"{elsewhere['specificity']:.2f}); fitted on itself {row['fitted_on_itself']['balanced_accuracy']:.3f}")
+
+
 def main() -> None:
     columns = [column(file, set_name, name, prompt) for file, set_name, name, prompt in COLUMNS
                if prompt != "verify_statement"]  # FaithBench's .min is no chunk verdict
@@ -81,18 +91,9 @@ def main() -> None:
                          "same_prompt": source["prompt"] == target["prompt"], "threshold": round(source["best"], 3),
                          "at_0.5": at(target, 0.5), "fitted_elsewhere": at(target, source["best"]),
                          "fitted_on_itself": at(target, target["best"])})
-    for row in rows:
-        print(f"{row['fitted_on']:44s} -> {row['applied_to']:44s} {'same prompt' if row['same_prompt'] else 'other prompt':12s} "
-              f"t {row['threshold']:.3f}: bacc {row['at_0.5']['balanced_accuracy']:.3f} at 0.5 -> "
-              f"{row['fitted_elsewhere']['balanced_accuracy']:.3f} (recall {row['fitted_elsewhere']['recall']:.2f}, "
-              f"specificity {row['fitted_elsewhere']['specificity']:.2f}); fitted on itself "
-              f"{row['fitted_on_itself']['balanced_accuracy']:.3f}")
     grounding = grounding_rows()
-    for row in grounding:
-        print(f"{row['fitted_on']:44s} -> {row['applied_to']:44s} t {row['threshold']:.4g}: bacc "
-              f"{row['fitted_elsewhere']['balanced_accuracy']:.3f} (recall {row['fitted_elsewhere']['recall']:.2f}, "
-              f"specificity {row['fitted_elsewhere']['specificity']:.2f}); fitted on itself "
-              f"{row['fitted_on_itself']['balanced_accuracy']:.3f}")
+    for row in rows + grounding:
+        print(describe(row))
     out = REPO / "bench" / "results" / f"threshold-transfer-{date.today()}.json"
     out.write_text(json.dumps({"rows": rows, "grounding": grounding}, indent=1) + "\n", encoding="utf-8")
     print(f"results in {out}")

@@ -28,7 +28,8 @@ MAX_INT_DIGITS = 100
 #: into the grade column, and grades near the float limit make DCG's sums overflow into NaN.
 MAX_GRADE = 1_000_000
 
-#: Largest metric value, in magnitude, in a scored run read back (compare, report, calibrate, check).
+#: Largest metric value, in magnitude: score skips a larger one, and a scored run holding one is refused when
+#: read back (compare, report, calibrate, check).
 #: localeval's own metrics lie in [0, 1] and a plugin's score is rarely beyond thousands; a value near the
 #: float limit (1e308) turns means, variances and bootstrap sums into infinity and then NaN.
 MAX_SCORE = 1e12

@@ -20,6 +20,7 @@ from .data.loading import read_samples, validate_file
 from .data.records import Sample, sample_from_record
 from .errors import InputError
 from .files import check_output_dir
+from .limits import MAX_SCORE
 from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
 from .progress import Progress
 from .results.aggregate import Summary
@@ -281,9 +282,14 @@ def judge_window(parallel: int) -> int:
 
 
 def _checked(outcome: Measurement | Skipped) -> Measurement | Skipped:
-    """A non-finite value becomes a visible skip, so no NaN ever reaches a mean."""
-    if isinstance(outcome, Measurement) and not all(math.isfinite(v) for v in outcome.values.values()):
+    """A non-finite value becomes a visible skip, so no NaN ever reaches a mean; so does one beyond MAX_SCORE,
+    which compare, report and calibrate would refuse to read back."""
+    if not isinstance(outcome, Measurement):
+        return outcome
+    if not all(math.isfinite(v) for v in outcome.values.values()):
         return Skipped("metric produced a non-finite value (a localeval bug: please report it)")
+    if any(abs(v) > MAX_SCORE for v in outcome.values.values()):
+        return Skipped(f"metric produced a value beyond ±{MAX_SCORE:g}, too large to average (a bug in the metric)")
     return outcome
 
 

@@ -108,6 +108,11 @@ def parse_json(text: str, source: str, line: int | None = None, field: str | Non
     return value
 
 
+def finite_number(value: Any) -> bool:
+    """A JSON number a mean can take: an int or float, finite, and not a bool (True is an int in Python)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def check_json_value(value: Any, fail: Callable[[str | None, str], Exception], path: str = "", depth: int = 0) -> None:
     """Raise fail(field, message) unless `value` is a JSON value parse_json would accept (in-memory records)."""
     if depth > MAX_JSON_DEPTH:

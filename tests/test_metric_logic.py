@@ -393,3 +393,33 @@ def test_a_metric_registers_itself_and_is_built_by_name(monkeypatch: pytest.Monk
     assert "question_marks" in groups()["all"]
     with pytest.raises(ValueError, match="already registered"):
         register_metric(type("Other", (), {"name": "faithfulness"}))
+
+
+def test_a_value_no_mean_could_take_becomes_a_visible_skip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NaN, and a value beyond MAX_SCORE that compare and report would refuse to read back, never reach the
+    written run: the sample is skipped for that metric with the reason."""
+    from localeval.metrics import registry
+
+    monkeypatch.setattr(registry._REGISTRY, "specs", dict(registry._REGISTRY.specs))
+
+    @register_metric
+    class Wild:
+        """The answer's length, or something no mean can take."""
+
+        name = "wild"
+        requires = ("answer",)
+        columns = ("wild",)
+
+        def settings(self) -> dict:
+            return {}
+
+        def measure(self, samples: list) -> list:
+            values = {"nan": float("nan"), "huge": 1e300, "-huge": -1e13}
+            return [Measurement({"wild": values.get(s.answer, float(len(s.answer)))}) for s in samples]
+
+    samples = [sample_from_record(dict(RECORD, id=answer, answer=answer)) for answer in ("nan", "huge", "-huge", "fine")]
+    rows = measure_rows(samples, build_metrics("wild"))
+    assert [row["metrics"] for row in rows] == [{}, {}, {}, {"wild": 4.0}]
+    assert "non-finite" in rows[0]["skipped"]["wild"]
+    assert [row["skipped"]["wild"] for row in rows[1:3]] == ["metric produced a value beyond ±1e+12, too large to "
+                                                            "average (a bug in the metric)"] * 2

@@ -34,15 +34,17 @@ def calibrate(run_dir: Path, labels_path: Path | None, label_columns: dict[str, 
     and the verdict threshold of context_precision and passage_relevance, fitted on the chunks' relevance
     by the samples' reference_doc_ids.
 
-    Writes RUN_DIR/calibration.json.
+    Writes RUN_DIR/calibration.json; for a samples file that is not a run's own (an edited copy, say),
+    NAME.calibration.json beside it, so that it is never read as the calibration of the folder it lies in.
     """
     from ..data.labels import load_labels
-    from ..results.runs import load_run
+    from ..results.runs import load_run, run_folder
     from ..stats.calibration import PPI_METHOD, calibration_report, run_verdict_thresholds
     from .tables import calibration_tables, verdict_threshold_table
 
     run = load_run(run_dir)
-    out_path = Path(run.source).parent / CALIBRATION_FILE
+    folder = run_folder(run_dir)
+    out_path = folder / CALIBRATION_FILE if folder is not None else run_dir.with_name(f"{run_dir.stem}.{CALIBRATION_FILE}")
     check_output_file(out_path)
     if label_columns and labels_path is None:
         raise click.UsageError("--label-column needs --labels")

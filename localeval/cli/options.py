@@ -167,19 +167,23 @@ def pairs_callback(example: str) -> Callable[[click.Context, click.Parameter, tu
 
 def run_labels(values: tuple[str, ...], runs: tuple[Path, ...]) -> dict[str, Path]:
     """RUN=LABELS pairs; RUN must be one of the runs given (split at the last '=', since RUN is a path).
-    With a single run, a bare LABELS belongs to it."""
+    With a single run, a bare LABELS belongs to it, whether or not its file name holds an '='."""
     names = [str(r) for r in runs]
+    bare: dict[str, Path] = {}
     if len(names) == 1:
-        bare = []
+        paired = []
         for v in values:
             run, eq, _ = v.rpartition("=")
-            if eq and run not in names and not Path(v).exists():  # neither RUN=LABELS nor a file named so
+            if eq and run in names:
+                paired.append(v)
+            elif eq and not Path(v).exists():  # neither RUN=LABELS nor a file named so
                 raise OptionError(f"--labels '{v}': {run} is not one of the runs given ({names[0]}), "
                                   f"and there is no labels file named '{v}'")
-            bare.append(v if run in names else f"{names[0]}={v}")
-        values = tuple(bare)
+            else:
+                bare[names[0]] = Path(v)
+        values = tuple(paired)
     pairs = parse_pairs(values, "--labels", "RUN=LABELS", last=True)
     for run in pairs:
         if run not in names:
             raise OptionError(f"--labels '{run}=...': {run} is not one of the runs given ({', '.join(sorted(names))})")
-    return {run: Path(path) for run, path in pairs.items()}
+    return {**{run: Path(path) for run, path in pairs.items()}, **bare}

@@ -8,12 +8,12 @@ input error, never a silent NaN further down.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..errors import InputError
 from ..limits import MAX_GRADE, MAX_ID_LENGTH
+from ..strict_json import finite_number
 
 #: Keys localeval adds to each output row; an input record may not use them.
 OUTPUT_KEYS = ("metrics", "details", "skipped")
@@ -134,6 +134,11 @@ def _passages(value: Any, name: str, fail) -> tuple[Context, ...] | None:
     return tuple(passages)
 
 
+def grade_too_large(grade: float) -> str:
+    """The message for a relevance grade beyond MAX_GRADE, in a test set or a qrels file alike."""
+    return f"grade {grade:g} is beyond ±{MAX_GRADE:,} (relevance grades are small: 0-3, 0-4)"
+
+
 def _relevance(value: Any, fail) -> dict[str, float] | None:
     """`reference_doc_ids` as {doc_id: grade}: a list means grade 1 for each id; a dict gives graded relevance."""
     name = "reference_doc_ids"
@@ -149,10 +154,10 @@ def _relevance(value: Any, fail) -> dict[str, float] | None:
         for doc_id, grade in value.items():
             shown = str(doc_id) if not isinstance(doc_id, int) or doc_id.bit_length() < 200 else "<long integer>"
             where = f"{name}.{shown if len(shown) <= 60 else shown[:57] + '...'}"
-            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
+            if not finite_number(grade):
                 raise fail(where, f"grade must be a finite number, got {grade!r}")
             if abs(grade) > MAX_GRADE:
-                raise fail(where, f"grade {grade:g} is beyond ±{MAX_GRADE:,} (relevance grades are small: 0-3, 0-4)")
+                raise fail(where, grade_too_large(grade))
             grades[identifier(doc_id, lambda m: fail(where, m))] = float(grade)
         return grades
     raise fail(name, f"must be a list of ids or an object {{doc_id: grade}}, got {_type_name(value)}")

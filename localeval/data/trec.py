@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import InputError
 from ..files import decoded_lines
 from ..limits import MAX_GRADE
-from .records import Context, Sample, identifier
+from .records import Context, Sample, grade_too_large, identifier
 
 TrecRun = dict[str, list[tuple[str, float]]]
 Qrels = dict[str, dict[str, float]]
@@ -147,7 +147,7 @@ def _grade(text: str, source: str, line_no: int) -> float:
     if not math.isfinite(value) or value != int(value):
         raise InputError(source, line_no, "grade", f"must be an integer (trec_eval reads grades as integers), got {text!r}")
     if abs(value) > MAX_GRADE:
-        raise InputError(source, line_no, "grade", f"{text} is beyond ±{MAX_GRADE:,} (relevance grades are small: 0-3, 0-4)")
+        raise InputError(source, line_no, "grade", grade_too_large(value))
     return float(int(value))
 
 

@@ -9,7 +9,6 @@ Ids are compared as strings, as `localeval score` writes them.
 from __future__ import annotations
 
 import difflib
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -22,7 +21,7 @@ from ..data.records import identifier
 from ..errors import InputError
 from ..files import check_readable, read_text
 from ..limits import MAX_SCORE
-from ..strict_json import parse_json
+from ..strict_json import finite_number, parse_json
 from .writer import CALIBRATION_FILE, SAMPLES_FILE, SUMMARY_JSON
 
 
@@ -75,7 +74,7 @@ def load_run(run: Path, name: str | None = None) -> ScoredRun:
         if not isinstance(metrics, dict):
             raise InputError(source, line, "metrics", "must be an object of column → number")
         for column, value in metrics.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if not finite_number(value):
                 raise InputError(source, line, f"metrics.{column}", f"must be a finite number, got {value!r}")
             if abs(value) > MAX_SCORE:
                 raise InputError(source, line, f"metrics.{column}", f"{value:g} is beyond ±{MAX_SCORE:g}, "
@@ -150,10 +149,6 @@ def load_calibration(run: Path) -> dict[str, Any] | None:
     return calibration
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
@@ -161,8 +156,10 @@ def _count(value: Any) -> bool:
 def _check_summary_entry(source: str, where: str, entry: Any) -> None:
     if not isinstance(entry, dict):
         raise InputError(source, None, where, "must be an object with the column's mean, std and n")
+    if not isinstance(entry.get("metric", ""), str):
+        raise InputError(source, None, f"{where}.metric", f"must be the metric's name, got {entry['metric']!r}")
     for key in ("mean", "std"):
-        if entry.get(key) is not None and not _number(entry[key]):
+        if entry.get(key) is not None and not finite_number(entry[key]):
             raise InputError(source, None, f"{where}.{key}", f"must be a finite number or null, got {entry[key]!r}")
     for key in ("n", "n_skipped"):
         value = entry.get(key, 0)
@@ -180,12 +177,12 @@ def _check_ppi_block(source: str, where: str, block: Any) -> None:
     if "ci" not in block:
         return
     ci = block["ci"]
-    if not (isinstance(ci, list) and len(ci) == 2 and all(_number(v) for v in ci) and ci[0] <= ci[1]):
+    if not (isinstance(ci, list) and len(ci) == 2 and all(finite_number(v) for v in ci) and ci[0] <= ci[1]):
         raise InputError(source, None, f"{where}.ci", f"must be [low, high], two finite numbers, got {ci!r}")
-    if not _number(block.get("estimate")):
+    if not finite_number(block.get("estimate")):
         raise InputError(source, None, f"{where}.estimate", f"must be a finite number, got {block.get('estimate')!r}")
     confidence = block.get("confidence")
-    if not (_number(confidence) and 0 < confidence < 1):
+    if not (finite_number(confidence) and 0 < confidence < 1):
         raise InputError(source, None, f"{where}.confidence", f"must be a number between 0 and 1, got {confidence!r}")
     n = block.get("n_labeled")
     if not _count(n):
@@ -198,11 +195,10 @@ def verdict_thresholds_used(run: Path) -> dict[str, float]:
     folder = run_folder(run)
     if folder is None or not (folder / SUMMARY_JSON).exists():
         return {}
-    settings = load_summary(run).get("settings")
     out = {}
-    for metric, entry in (settings.items() if isinstance(settings, dict) else ()):
+    for metric, entry in (load_summary(run).get("settings") or {}).items():  # an object, if any (load_summary)
         value = entry.get("threshold") if isinstance(entry, dict) else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+        if finite_number(value) and 0.0 <= value <= 1.0:
             out[metric] = float(value)
     return out
 

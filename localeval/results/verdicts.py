@@ -9,7 +9,6 @@ chunk, so `localeval calibrate` can fit `--verdict-threshold` on those labels, w
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -17,6 +16,7 @@ from typing import Any, Callable
 from ..data.loading import iter_jsonl
 from ..data.records import OUTPUT_KEYS, sample_from_record
 from ..errors import InputError
+from ..strict_json import finite_number
 from .runs import samples_path
 
 #: Metric → (the details key of its per-chunk entries, whether they follow the contexts in order): each entry
@@ -74,7 +74,7 @@ def _chunk_probabilities(block: Any, key: str, in_order: bool, n_contexts: int,
     out = []
     for i, entry in enumerate(entries):
         p = entry.get("p") if isinstance(entry, dict) else None
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p) or not 0 <= p <= 1:
+        if not finite_number(p) or not 0 <= p <= 1:
             raise fail(f"entry {i}: 'p' must be a probability, got {p!r}")
         rank = i + 1 if in_order else entry.get("rank")
         if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= n_contexts:

@@ -146,7 +146,7 @@ case("trec_ok", trec("trec/run.txt"), exit=0, check_output={"out/summary.json": 
 w("trec/empty_run.txt", "")
 case("trec_empty_run", trec("trec/empty_run.txt"), message="empty_run.txt: contains no run lines")
 w("trec/huge_grade_qrels.txt", "q1 0 d1 1\nq2 0 d9 3000000\n")
-case("trec_grade_too_large", trec("trec/run.txt", "trec/huge_grade_qrels.txt"), message="huge_grade_qrels.txt:2: field 'grade': 3000000 is beyond")
+case("trec_grade_too_large", trec("trec/run.txt", "trec/huge_grade_qrels.txt"), message="huge_grade_qrels.txt:2: field 'grade': grade 3e+06 is beyond")
 w("trec/blank_qrels.txt", "\n\n")
 case("trec_empty_qrels", trec("trec/run.txt", "trec/blank_qrels.txt"), message="blank_qrels.txt: contains no judgments")
 w("trec/other_topics_qrels.txt", "301 0 d1 1\n302 0 d2 1\n")
@@ -220,6 +220,9 @@ case("calibrate_missing_run", ["calibrate", "runs/nope", "--labels", "runs/label
 w("runs/labels_unknown.jsonl", '{"id": "q99", "faithfulness": 1}\n')
 case("calibrate_labels_unknown_id", ["calibrate", "runs/a", "--labels", "runs/labels_unknown.jsonl"], message="field 'id': unknown id 'q99': not a sample in runs/a/samples.jsonl")
 case("calibrate_ok", ["calibrate", "runs/a", "--labels", "runs/labels.jsonl", "-q"], exit=0, check_output={"runs/a/calibration.json": '"faithfulness"'})
+w("runs/edited.jsonl", run_rows([0.9, 0.2, 0.7, 0.4, 0.8, 0.1]))
+case("calibrate_other_file_writes_beside_it", ["calibrate", "runs/edited.jsonl", "--labels", "runs/labels.jsonl", "-q"], exit=0,
+     check_output={"runs/edited.calibration.json": '"faithfulness"'}, absent=["runs/calibration.json"])
 case("compare_ok", ["compare", "runs/a", "runs/b", "--n-boot", "200", "-o", "cmp/result.json"], exit=0, check_output={"cmp/result.json": '"n_aligned": 6'})
 case("compare_output_is_folder", ["compare", "runs/a", "runs/b", "-o", "runs"], message="output file runs is a folder")
 case("compare_output_under_file", ["compare", "runs/a", "runs/b", "-o", "ok.jsonl/cmp.json"], message="ok.jsonl is a file, not a folder")
@@ -239,7 +242,8 @@ def summary(**entry):
     return json.dumps({"input": "in.jsonl", "n_samples": 6, "metrics": {"faithfulness": body}, "settings": {}}, indent=1)
 for name, text in {"good": summary(), "text_mean": summary(mean="0.9"), "list_n": summary(n=[6]),
                    "nan": summary().replace('"mean": 0.5', '"mean": NaN'), "truncated": summary()[:60],
-                   "bad_ppi": summary()[:-2] + ', "ppi": {"metrics": {"faithfulness": {"ci": "wide"}}}\n}'}.items():
+                   "bad_ppi": summary()[:-2] + ', "ppi": {"metrics": {"faithfulness": {"ci": "wide"}}}\n}',
+                   "metric_not_name": summary(metric=5)}.items():
     w(f"summaries/{name}/samples.jsonl", run_rows([0.9, 0.2, 0.7, 0.4, 0.8, 0.1]))
     w(f"summaries/{name}/summary.json", text)
 case("check_summary_ok", ["check", "summaries/good", "--min", "faithfulness=0.4"], exit=0)
@@ -253,11 +257,16 @@ case("check_summary_truncated_names_its_line", ["check", "summaries/truncated", 
      message="summary.json:5: invalid JSON: ")
 case("report_summary_bad_ppi", ["report", "summaries/bad_ppi", "-o", "r.html"],
      message="field 'ppi.metrics.faithfulness.ci': must be [low, high]")
+case("report_summary_metric_not_a_name", ["report", "summaries/metric_not_name", "-o", "r.html"],
+     message="field 'metrics.faithfulness.metric': must be the metric's name, got 5")
 case("check_other_file_is_not_a_run", ["check", "ok.jsonl", "--min", "faithfulness=0.4"],
      message="ok.jsonl: is a file, not a run folder")
 case("check_samples_file_of_a_run", ["check", "summaries/good/samples.jsonl", "--min", "faithfulness=0.4"], exit=0)
 case("report_labels_for_no_run", ["report", "summaries/good", "-l", "nope=labels.jsonl", "-o", "r.html"],
      message="nope is not one of the runs given (summaries/good), and there is no labels file named 'nope=labels.jsonl'")
+w("runs/labels=v2.jsonl", jl([{"id": f"q{i}", "faithfulness": i % 2} for i in range(6)]))
+case("report_labels_file_named_with_equals", ["report", "summaries/good", "-l", "runs/labels=v2.jsonl", "-o", "r.html"],
+     exit=0, check_output={"r.html": "faithfulness"})
 case("out_empty", ["score", "ok.jsonl", "-m", "mrr", "-o", "", "-q"], message="an empty path", absent=["summary.json"])
 
 # ---- where results go, and options checked before any model loads ---------------------------------
