@@ -44,7 +44,8 @@ def calibrate(run_dir: Path, labels_path: Path | None, label_columns: dict[str, 
 
     run = load_run(run_dir)
     folder = run_folder(run_dir)
-    out_path = folder / CALIBRATION_FILE if folder is not None else run_dir.with_name(f"{run_dir.stem}.{CALIBRATION_FILE}")
+    out_path = (folder / CALIBRATION_FILE if folder is not None
+                else run_dir.with_name(f"{run_dir.stem}.{CALIBRATION_FILE}"))
     check_output_file(out_path)
     if label_columns and labels_path is None:
         raise click.UsageError("--label-column needs --labels")
