@@ -9,6 +9,10 @@ tokens per sample beside it, so a method is chosen for its accuracy *and* its co
   pairs built from the dev questions (English: a HaluEval question with its right answer vs the right
   answer of another question, and vs an evasive non-answer; Chinese: an UHGEval news lead with the first
   sentence of its real continuation vs that of another article).
+- Correctness pairs, each answer against the reference answer: RAGChecker's human pairs (two systems'
+  answers to one question, the one people rated better by `correctness_mean`, `completeness_mean` or
+  `overall_mean` should score higher; pairs rated equal are left out and counted in the note) and HaluEval-QA
+  (`halueval-correctness`: the right vs the hallucinated answer).
 - Labelled rows (balanced accuracy at the 0.5 threshold and at a cross-fitted one, AUROC): FaithBench (faithful = not
   `is_hallucinated_majority`), RGB-zh passage relevance (a query with one of its qrels passages, or with
   a non-relevant passage that shares the most words with it; `rgb-zh-passages-heldout`: the same built from
@@ -255,11 +259,44 @@ def cranfield(limit: int, seed: int) -> DevSet:
                         "query with a document of grade >= 3 (1) or the most word-sharing unjudged document (0)")
 
 
+CORRECTNESS = ("answer_correctness", "token_f1", "exact_match", "answer_rouge_l", "answer_similarity")
+
+
+def halueval_correctness(limit: int, seed: int) -> DevSet:
+    pairs = halueval(limit, seed)
+    return DevSet("halueval-correctness", "en", CORRECTNESS, pairs.samples, pairs=pairs.pairs,
+                  note="right vs hallucinated answer, each against the reference answer")
+
+
+def ragchecker(label: str) -> Callable[[int, int], DevSet]:
+    """RAGChecker's human pairs, read by one of its labels (correctness, completeness, overall): the answer
+    people rated better should score higher; pairs people rated equal (mean 0) are left out."""
+    def build(limit: int, seed: int) -> DevSet:
+        rows = read_jsonl(DATA / "ragchecker_pairs_dev.jsonl")
+        rows = random.Random(seed).sample(rows, min(limit, len(rows)))
+        samples, pairs = [], []
+        for row in rows:
+            ids = (f"{row['id']}-1", f"{row['id']}-2")
+            for sample_id, answer in zip(ids, (row["answer_1"], row["answer_2"])):
+                samples.append({"id": sample_id, "question": row["question"], "answer": answer,
+                                "reference": row["reference"]})
+            mean = row[f"{label}_mean"]
+            if mean != 0:
+                pairs.append(ids[::-1] if mean > 0 else ids)
+        return DevSet(f"ragchecker-{label}", "en", CORRECTNESS if label == "correctness" else ("answer_correctness", "token_f1"),
+                      samples, pairs=pairs,
+                      note=f"two systems' answers against a long reference; the one people rated more {label} should "
+                           f"score higher; {len(rows) - len(pairs)} of {len(rows)} pairs rated equal are left out")
+    return build
+
+
 SETS: dict[str, Callable[[int, int], DevSet]] = {
     "halueval": halueval, "halueval-recall": halueval_recall, "uhgeval": uhgeval, "relevance-en": relevance_en,
     "relevance-zh": relevance_zh, "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
     "cranfield-passages": cranfield, "halueval-passages": halueval_passages,
-    "uhgeval-passages": uhgeval_passages,
+    "uhgeval-passages": uhgeval_passages, "halueval-correctness": halueval_correctness,
+    "ragchecker-correctness": ragchecker("correctness"), "ragchecker-completeness": ragchecker("completeness"),
+    "ragchecker-overall": ragchecker("overall"),
 }
 
 # ---- method variants: metric option values (each run through localeval as a user would) -------------
@@ -279,9 +316,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ctx-probability": {"context_relevance_method": "probability"},
     "recall-sentences": {"context_recall_statements": "sentences"},
     "recall-judge": {"context_recall_statements": "judge"},
+    "correct-judge": {"correctness_statements": "judge"},
 }
 #: Which metric each variant changes (a variant is only run with the metrics it changes).
-AFFECTS = {"faith": ("faithfulness",), "ctx": ("context_relevance",), "recall": ("context_recall",)}
+AFFECTS = {"faith": ("faithfulness",), "ctx": ("context_relevance",), "recall": ("context_recall",),
+           "correct": ("answer_correctness",)}
 
 
 def applies(variant: str, metric: str) -> bool:

@@ -144,9 +144,13 @@ def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None
 def check_models(metrics: Sequence[Metric]) -> None:
     """The judge's and embedder's files, the cache and the prompts of every judge metric, checked cheaply
     (no model is loaded), so a bad --judge or --cache fails in a second rather than after other work."""
-    kits = {id(kit): kit for kit in (getattr(m, "kit", None) for m in metrics) if kit is not None}
-    for kit in kits.values():
-        kit.check()
+    kits: dict[int, tuple[Any, set[str]]] = {}
+    for metric in metrics:
+        kit = getattr(metric, "kit", None)
+        if kit is not None:
+            kits.setdefault(id(kit), (kit, set()))[1].update(getattr(metric, "models", ("judge",)))
+    for kit, kinds in kits.values():
+        kit.check(embedder="embedder" in kinds, judge="judge" in kinds)
 
 
 def _score_into(

@@ -55,25 +55,27 @@ class JudgeKit:
         named = Settings.resolve(embedder=self.options.embedder).embedder
         return named or {"zh": choose(None, "zh"), "other": choose(None)}
 
-    def check(self, embedder: bool = False) -> None:
-        """Check, without loading anything, what this run's judge work will need: the judge file (present,
-        GGUF, the registry's size; with --judge-url, the URL's form), the cache path, the user's prompt files and, when one is named (or
-        `embedder`), the embedder folder. A bad option then fails before any model loads."""
+    def check(self, embedder: bool = False, judge: bool = True) -> None:
+        """Check, without loading anything, what this run's model work will need: with `judge`, the judge
+        file (present, GGUF, the registry's size; with --judge-url, the URL's form), the cache path and the
+        user's prompt files; when an embedder is named (or `embedder`), the embedder folder. A bad option
+        then fails before any model loads."""
         from .. import models
         from ..settings import Settings
         from .cache import check_cache_path
 
         settings = Settings.resolve(cache=self.options.cache, judge=self.options.judge,
                                     embedder=self.options.embedder)
-        if self.options.judge_url is None:
-            models.resolve(settings.judge, "judge")
-        else:  # the judge runs on the server: no model file here, the URL's form checked now
-            from .server import check_url
+        if judge:
+            if self.options.judge_url is None:
+                models.resolve(settings.judge, "judge")
+            else:  # the judge runs on the server: no model file here, the URL's form checked now
+                from .server import check_url
 
-            check_url(self.options.judge_url)
-        check_cache_path(settings.cache_path)
-        if self.options.prompts_dir is not None:
-            check_prompts_dir(Path(self.options.prompts_dir))
+                check_url(self.options.judge_url)
+            check_cache_path(settings.cache_path)
+            if self.options.prompts_dir is not None:
+                check_prompts_dir(Path(self.options.prompts_dir))
         if embedder or settings.embedder is not None:
             models.resolve(settings.embedder, "embedder")
 

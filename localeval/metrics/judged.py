@@ -125,6 +125,37 @@ T = TypeVar("T")
 Flow = Generator[list[Ask], list[Answer], T]
 
 
+def gather(flows: Sequence[Flow[T]]) -> Flow[list[T]]:
+    """Several flows of one sample as one: each round asks the questions of every sub-flow still waiting
+    together, so a metric that needs independent sets of verdicts (claims against the reference and against
+    each chunk) gets them in one batch rather than one after the other."""
+    results: list[Any] = [None] * len(flows)
+    waiting: dict[int, list[Ask]] = {}
+
+    def advance(i: int, answers: list[Answer] | None) -> None:
+        try:
+            while True:
+                asks = next(flows[i]) if answers is None else flows[i].send(answers)
+                if asks:
+                    waiting[i] = list(asks)
+                    return
+                answers = []
+        except StopIteration as done:
+            results[i] = done.value
+            waiting.pop(i, None)
+
+    for i in range(len(flows)):
+        advance(i, None)
+    while waiting:
+        order = list(waiting)
+        replies = yield [ask for i in order for ask in waiting[i]]
+        start = 0
+        for i in order:
+            mine, start = replies[start: start + len(waiting[i])], start + len(waiting[i])
+            advance(i, mine)
+    return results
+
+
 def drive(judge: Judge | Callable[[], Judge], flows: Sequence[Flow[Outcome]]) -> list[tuple[Outcome, CallStats]]:
     """Run flows in lockstep; each flow's outcome and the judge work spent on it.
 

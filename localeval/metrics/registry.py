@@ -20,8 +20,8 @@ from ..errors import MetricNameError, OptionError
 
 ENTRY_POINT_GROUP = "localeval.metrics"
 #: Imported in this order, which is the order of `localeval metrics`, of the groups and of the columns.
-BUILTIN_MODULES = ("retrieval", "rouge", "faithfulness", "grounding", "answer_relevance", "context_relevance",
-                   "context_quality")
+BUILTIN_MODULES = ("retrieval", "rouge", "answer_match", "faithfulness", "grounding", "answer_relevance",
+                   "context_relevance", "context_quality", "correctness", "diagnostics")
 CUTOFFS = ("none", "optional", "required")
 _CUTOFF = re.compile(r"[1-9][0-9]*")
 

@@ -65,14 +65,23 @@ class RougeL:
     def settings(self) -> dict[str, Any]:
         return {"tokenizer": "cjk-char", "stemmer": "porter" if self.use_stemmer else None, "contexts_joined": "\\n"}
 
+    def pair(self, sample: Sample) -> tuple[str, str]:
+        """(target, prediction): the reference, and the contexts joined in rank order."""
+        return sample.reference or "", "\n".join(c.text for c in sample.contexts or ())
+
     def measure(self, samples: Sequence[Sample]) -> list[Outcome]:
+        """Columns in the order precision, recall, F of `columns` (answer_rouge_l puts F first)."""
+        precision, recall, f = _roles(self.columns)
         outcomes: list[Outcome] = []
         for sample in samples:
-            contexts = "\n".join(c.text for c in sample.contexts or ())
-            score = self._scorer.score(sample.reference or "", contexts)["rougeL"]
-            outcomes.append(
-                Measurement(
-                    {"rouge_l.precision": score.precision, "rouge_l.recall": score.recall, "rouge_l.f": score.fmeasure}
-                )
-            )
+            score = self._scorer.score(*self.pair(sample))["rougeL"]
+            outcomes.append(Measurement({precision: score.precision, recall: score.recall, f: score.fmeasure}))
         return outcomes
+
+
+def _roles(columns: Sequence[str]) -> tuple[str, str, str]:
+    """Which column holds precision, recall and F: `.precision`, `.recall`, and the other one."""
+    precision = next(c for c in columns if c.endswith(".precision"))
+    recall = next(c for c in columns if c.endswith(".recall"))
+    (f,) = [c for c in columns if c not in (precision, recall)]
+    return precision, recall, f

@@ -84,27 +84,47 @@ def support(kit: JudgeKit, lang: str, statements: Sequence[str], passages: Seque
     which may not name what they are about. The number of windows goes into the details: nothing is
     ever silently truncated.
     """
+    if evidence == "context":
+        return (yield from entailed(kit, lang, VERDICTS[verdict], "context", statements, joined(passages),
+                                    verdict=verdict, question=question))
     judge = kit.judge
     name = VERDICTS[verdict]
-    text = joined(passages)
     longest = max(statements, key=len, default="")
     budget = judge.context_budget(kit.prompt(name, lang, context="", statement=longest, question=question))
-    if evidence == "selected":
-        sentences = split_sentences(text)
-        per_statement = [judge.windows(select_evidence(statement, sentences), budget) for statement in statements]
-        pairs = [(chunk, i) for i, chunks in enumerate(per_statement) for chunk in chunks]
-        windows = max(len(chunks) for chunks in per_statement)
-    else:
-        chunks = judge.windows(text, budget)
-        pairs = [(chunk, i) for chunk in chunks for i in range(len(statements))]
-        windows = len(chunks)
-    asks = [_verdict_ask(kit.prompt(name, lang, context=context, statement=statements[i], question=question), verdict)
-            for context, i in pairs]
+    sentences = split_sentences(joined(passages))
+    per_statement = [judge.windows(select_evidence(statement, sentences), budget) for statement in statements]
+    pairs = [(chunk, i) for i, chunks in enumerate(per_statement) for chunk in chunks]
+    best = yield from _best_verdicts(kit, lang, name, "context", statements, pairs, verdict, question=question)
+    return best, max(len(chunks) for chunks in per_statement)
+
+
+def entailed(kit: JudgeKit, lang: str, name: str, slot: str, statements: Sequence[str], text: str, *,
+             verdict: str = "two-way", **variables: object) -> Flow[tuple[list[float], int]]:
+    """P(yes) of the verdict prompt `name` for each statement with `text` in its `slot`, and how many windows
+    the text took. The text comes first in the prompt and the statement last, so every statement after the
+    first reuses the text's KV cache; a text longer than the judge's window is split at sentence ends and a
+    statement keeps its best window (some part of the text states it). The windows depend only on the text
+    and the longest statement, so two metrics that ask about the same statements ask the same questions,
+    which the judge answers once."""
+    judge = kit.judge
+    longest = max(statements, key=len, default="")
+    budget = judge.context_budget(kit.prompt(name, lang, **{slot: ""}, statement=longest, **variables))
+    chunks = judge.windows(text, budget)
+    pairs = [(chunk, i) for chunk in chunks for i in range(len(statements))]
+    best = yield from _best_verdicts(kit, lang, name, slot, statements, pairs, verdict, **variables)
+    return best, len(chunks)
+
+
+def _best_verdicts(kit: JudgeKit, lang: str, name: str, slot: str, statements: Sequence[str],
+                   pairs: Sequence[tuple[str, int]], verdict: str, **variables: object) -> Flow[list[float]]:
+    """Each statement's highest P(supported) over the (text, statement index) pairs asked."""
+    asks = [_verdict_ask(kit.prompt(name, lang, **{slot: text}, statement=statements[i], **variables), verdict)
+            for text, i in pairs]
     answers = yield asks
     best = [0.0] * len(statements)
     for (_, i), answer in zip(pairs, answers):
         best[i] = max(best[i], _supported(answer.value, verdict))
-    return best, windows
+    return best
 
 
 def best_of_windows(kit: JudgeKit, lang: str, name: str, slot: str, texts: Sequence[str],
