@@ -49,6 +49,7 @@ from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
 from localeval import JudgeOptions, MetricOptions, evaluate  # noqa: E402
 from localeval.text import split_sentences  # noqa: E402
@@ -283,8 +284,8 @@ def ragchecker(label: str) -> Callable[[int, int], DevSet]:
             mean = row[f"{label}_mean"]
             if mean != 0:
                 pairs.append(ids[::-1] if mean > 0 else ids)
-        return DevSet(f"ragchecker-{label}", "en", CORRECTNESS if label == "correctness" else ("answer_correctness", "token_f1"),
-                      samples, pairs=pairs,
+        metrics = CORRECTNESS if label == "correctness" else CORRECTNESS[:2]
+        return DevSet(f"ragchecker-{label}", "en", metrics, samples, pairs=pairs,
                       note=f"two systems' answers against a long reference; the one people rated more {label} should "
                            f"score higher; {len(rows) - len(pairs)} of {len(rows)} pairs rated equal are left out")
     return build
@@ -427,6 +428,41 @@ def measure(dev: DevSet, metric: str, variant_name: str, args: argparse.Namespac
     return out
 
 
+RAGAS_RUNS: dict[tuple[str, ...], dict[str, Any]] = {}
+
+
+def measure_ragas(dev: DevSet, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Ragas' factual_correctness on the set's samples, with the same GGUF judge served by llama.cpp from the
+    Ragas venv (bench/ragas_compare.py's run_ragas), one sample at a time; a sample that failed (an exception,
+    NaN) has no score, and the pair it is in leaves the agreement, counted in `failed`."""
+    from ragas_compare import run_ragas
+
+    from localeval import models
+    from localeval.settings import physical_cores
+
+    key = tuple(s["id"] for s in dev.samples)
+    if key not in RAGAS_RUNS:  # the RAGChecker sets share their samples: Ragas scores them once
+        judge = models.resolve(args.judge, "judge")
+        embedder = models.resolve(None, "embedder")
+        with model_lock(), tempfile.TemporaryDirectory() as tmp:
+            RAGAS_RUNS[key] = run_ragas(dev.samples, judge, embedder, 4096, args.threads or physical_cores(), Path(tmp),
+                                        metrics="factual_correctness")
+    done = RAGAS_RUNS[key]
+    samples = done["samples"]
+    scores = {s["id"]: s["metrics"]["factual_correctness"] for s in samples
+              if s["metrics"].get("factual_correctness") is not None}
+    usage = [s["usage"]["factual_correctness"] for s in samples]
+    n = len(samples)
+    return [{"set": dev.name, "lang": dev.lang, "metric": "ragas:factual_correctness", "variant": "ragas-0.4",
+             "column": "ragas:factual_correctness", "skipped": n - len(scores), "failed": n - len(scores),
+             **pair_agreement(scores, dev.pairs), "timing_samples": n,
+             "seconds_per_sample": sum(u["seconds"] for u in usage) / n,
+             "calls_per_sample": sum(u["requests"] for u in usage) / n,
+             "prompt_tokens_per_sample": sum(u["prompt_tokens"] for u in usage) / n,
+             "generated_tokens_per_sample": sum(u["completion_tokens"] for u in usage) / n,
+             "versions": done["versions"], "scores": scores}]
+
+
 def chunk_columns(result: Any) -> dict[str, Any]:
     """The run's columns, plus `context_precision.p`: on rows of one chunk, that chunk's P(useful) from the
     details (the column itself is 0 or 1 there, so its AUROC is only its balanced accuracy)."""
@@ -473,6 +509,8 @@ def main() -> None:
     parser.add_argument("--prompts", default=None, help="a prompts folder to use instead of the packaged prompts "
                         "(e.g. an earlier commit's, for a before figure)")
     parser.add_argument("--tag", default="", help="suffix of the results file name")
+    parser.add_argument("--ragas", action="store_true", help="also Ragas' factual_correctness on the sets that measure "
+                        "answer_correctness (needs bench/.venv-ragas; `make bench` makes it)")
     args = parser.parse_args()
     wanted = set(args.metrics.split(",")) if args.metrics else None
     rows: list[dict[str, Any]] = []
@@ -490,6 +528,10 @@ def main() -> None:
                 found = measure(dev, metric, variant, args)
                 rows.extend(found)
                 print(table(found), flush=True)
+        if args.ragas and "answer_correctness" in dev.metrics:
+            found = measure_ragas(dev, args)
+            rows.extend(found)
+            print(table(found), flush=True)
     print("\n" + table(rows))
     out = REPO / "bench" / "results" / f"accuracy-{date.today()}-{args.judge or 'default'}{'-' + args.tag if args.tag else ''}.json"
     out.write_text(json.dumps({"args": vars(args), "sets": sets, "variants": {v: variant_options(v) for v in args.variants.split(",")},

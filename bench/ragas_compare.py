@@ -151,7 +151,7 @@ def _localeval_sample(result: dict[str, Any], seconds: float) -> dict[str, Any]:
 # ---- Ragas ---------------------------------------------------------------------------------------
 
 def run_ragas(rows: list[dict[str, Any]], model: Path, embedder: Path, n_ctx: int, threads: int,
-              workdir: Path) -> dict[str, Any]:
+              workdir: Path, metrics: str | None = None) -> dict[str, Any]:
     python = RAGAS_VENV / "bin" / "python"
     if not python.exists():
         raise SystemExit(f"error: {python} is missing; `make bench` creates it (bench/requirements-ragas.txt)")
@@ -164,7 +164,8 @@ def run_ragas(rows: list[dict[str, Any]], model: Path, embedder: Path, n_ctx: in
                                                                   python=python, logits_all=False, env=env) as (url, _):
         server_start = time.perf_counter() - start
         subprocess.run([str(python), str(REPO / "bench" / "ragas_side.py"), "--data", str(data),
-                        "--base-url", url, "--embedder", str(embedder), "--out", str(out)], env=env, check=True)
+                        "--base-url", url, "--embedder", str(embedder), "--out", str(out),
+                        *(["--metrics", metrics] if metrics else [])], env=env, check=True)
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     header, samples = lines[0], lines[1:]
     return {"setup_seconds": round(server_start + header["setup_seconds"], 3), "server_start_seconds":

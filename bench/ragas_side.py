@@ -1,7 +1,8 @@
 """The Ragas half of bench/ragas_compare.py; runs inside bench/.venv-ragas, never in localeval's venv.
 
 It scores the slice with Ragas 0.4's own metric classes (ragas.metrics.collections: Faithfulness,
-AnswerRelevancy, ContextPrecision, ContextRecall, the four metrics `ragas.evaluate()` runs by default),
+AnswerRelevancy, ContextPrecision, ContextRecall, the four metrics `ragas.evaluate()` runs by default;
+FactualCorrectness for bench/accuracy.py --ragas, when --metrics names it),
 whose judge is an OpenAI client pointed at the llama_cpp.server the orchestrator started, and whose
 embeddings are the same local MiniLM folder localeval uses. Nothing here reaches the network.
 
@@ -80,26 +81,32 @@ def _patch_vertexai_import() -> None:
         sys.modules[name] = stand_in
 
 
-def build_metrics(base_url: str, embedder: str, timeout: float) -> dict[str, Any]:
+DEFAULT_METRICS = "faithfulness,answer_relevance,context_precision,context_utilization,context_recall"
+
+
+def build_metrics(base_url: str, embedder: str, timeout: float, names: str = DEFAULT_METRICS) -> dict[str, Any]:
     import openai
 
     _patch_vertexai_import()
     from ragas.embeddings import HuggingFaceEmbeddings
     from ragas.llms import llm_factory
     from ragas.metrics.collections import (AnswerRelevancy, ContextPrecision, ContextRecall, ContextUtilization,
-                                           Faithfulness)
+                                           FactualCorrectness, Faithfulness)
 
     http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [_count]}, timeout=timeout)
     client = openai.AsyncOpenAI(base_url=base_url, api_key="local", http_client=http, max_retries=0)
     llm = llm_factory("local-judge", client=client)
     embeddings = HuggingFaceEmbeddings(model=embedder, device="cpu")
-    return {
-        "faithfulness": Faithfulness(llm=llm),
-        "answer_relevance": AnswerRelevancy(llm=llm, embeddings=embeddings),
-        "context_precision": ContextPrecision(llm=llm),
-        "context_utilization": ContextUtilization(llm=llm),
-        "context_recall": ContextRecall(llm=llm),
+    made = {
+        "faithfulness": lambda: Faithfulness(llm=llm),
+        "answer_relevance": lambda: AnswerRelevancy(llm=llm, embeddings=embeddings),
+        "context_precision": lambda: ContextPrecision(llm=llm),
+        "context_utilization": lambda: ContextUtilization(llm=llm),
+        "context_recall": lambda: ContextRecall(llm=llm),
+        # F1 of claim precision and recall against the reference, its default mode
+        "factual_correctness": lambda: FactualCorrectness(llm=llm),
     }
+    return {name: made[name]() for name in names.split(",")}
 
 
 def inputs_for(name: str, row: dict[str, Any]) -> dict[str, Any] | None:
@@ -116,6 +123,8 @@ def inputs_for(name: str, row: dict[str, Any]) -> dict[str, Any] | None:
         return {**base, "response": row["answer"], "retrieved_contexts": row["contexts"]}
     if name == "answer_relevance":
         return {**base, "response": row["answer"]}
+    if name == "factual_correctness":
+        return {"response": row["answer"], "reference": reference} if reference else None
     if not reference:
         return None
     return {**base, "reference": reference, "retrieved_contexts": row["contexts"]}
@@ -148,7 +157,7 @@ async def score_row(metrics: dict[str, Any], row: dict[str, Any]) -> dict[str, A
 
 async def run(args: argparse.Namespace) -> None:
     start = time.perf_counter()
-    metrics = build_metrics(args.base_url, args.embedder, args.timeout)
+    metrics = build_metrics(args.base_url, args.embedder, args.timeout, args.metrics)
     setup = time.perf_counter() - start
     rows = [json.loads(line) for line in Path(args.data).read_text(encoding="utf-8").splitlines() if line.strip()]
     with Path(args.out).open("w", encoding="utf-8") as handle:
@@ -177,6 +186,7 @@ def main() -> None:
     parser.add_argument("--embedder", required=True, help="sentence-transformers folder")
     parser.add_argument("--out", required=True)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per HTTP request")
+    parser.add_argument("--metrics", default=DEFAULT_METRICS, help="comma-separated: the default's and factual_correctness")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     asyncio.run(run(args))

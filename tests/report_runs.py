@@ -79,7 +79,8 @@ def system_b() -> list[dict[str, Any]]:
 #: Human faithfulness labels for four of A's six samples (the other two are PPI's unlabelled set).
 LABELS = [{"id": "en-eiffel", "faithfulness": 1}, {"id": "en-mito", "faithfulness": 1},
           {"id": "en-orwell", "faithfulness": 0}, {"id": "zh-wall", "faithfulness": 1}]
-JUDGE_METRICS = "classical,faithfulness,grounding,answer_relevance,context_relevance,context_precision"
+JUDGE_METRICS = ("classical,faithfulness,grounding,answer_relevance,context_relevance,context_precision,"
+                 "answer_correctness,hallucination")
 
 
 def localeval(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -221,3 +221,12 @@ def test_compare_missing_run_file_is_one_line(tmp_path: Path) -> None:
     a = make_run(tmp_path / "a", {"m": [0.1, 0.2]})
     result = CliRunner().invoke(compare, [str(a), str(tmp_path / "nope")], obj={"debug": False})
     assert result.exit_code == 2 and result.output.count("\n") == 1 and "no such file" in result.output
+
+
+def test_a_metric_that_declares_lower_better_is_compared_so_without_the_flag(tmp_path: Path) -> None:
+    low = [0.0, 0.1, 0.0, 0.1] * 10
+    a = load_run(make_run(tmp_path / "a", {"hallucination": low, "m": low}), "a")
+    b = load_run(make_run(tmp_path / "b", {"hallucination": [v + 0.5 for v in low], "m": [v + 0.5 for v in low]}), "b")
+    result = {c.column: c for c in compare_runs([a, b], n_boot=500).columns}
+    assert result["hallucination"].ranks == {"a": 1, "b": 2}  # less hallucination is better
+    assert result["m"].ranks == {"a": 2, "b": 1}

@@ -155,6 +155,26 @@ def test_grounding_lists_the_least_expected_tokens_uncoloured(visit, report: Pat
     page.fill("#sample-search", "")
 
 
+def test_the_answers_and_the_references_statements_are_listed_with_their_verdicts(visit, report: Path) -> None:
+    """answer_correctness shows the answer's statements checked against the reference and the reference's
+    looked for in the answer; hallucination, a table of the answer's claims with P(right), P(in a chunk) and
+    the best chunk's rank. hallucination's cells are coloured as lower-better without --lower-is-better."""
+    page = visit.page
+    page.fill("#sample-search", "en-eiffel")
+    page.locator("#samples tr.sample-row").first.click()
+    tables = page.locator("#samples tr.drill table.statements")
+    texts = tables.all_inner_texts()
+    assert any("It was completed in 1889." in t and ("correct" in t) for t in texts)
+    assert any("In 1889." in t and "covered" in t for t in texts)
+    claims = next(t for t in texts if "P(in a chunk)" in t)
+    assert "It was completed in 1889." in claims and "#1" in claims
+    column = next(c for c in report_data(report)["runs"][0]["summary"] if c["column"] == "hallucination")
+    assert column["lower_is_better"] is True
+    assert visit.errors == []
+    page.locator("#samples tr.sample-row").first.click()
+    page.fill("#sample-search", "")
+
+
 def test_the_verdict_threshold_calibrate_fitted_is_shown_with_its_flag(visit, report: Path) -> None:
     """calibrate (run by judged_run) fits context_precision's chunk threshold on A's reference_doc_ids; the
     page shows it beside 0.5, the threshold the run used, and the flag that scores with it. B was not

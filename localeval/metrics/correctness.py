@@ -175,3 +175,4 @@ def f1(precision: float, recall: float) -> float:
 
 def _listed(claims: Sequence[str], probs: Sequence[float], key: str) -> list[dict[str, Any]]:
     return [{"text": t, "p": round(p, 6), key: p >= THRESHOLD} for t, p in zip(claims, probs)]
+

@@ -94,6 +94,7 @@ class NoiseSensitivity(ClaimMetric):
 
     name = "noise_sensitivity"
     columns = ("noise_sensitivity.relevant", "noise_sensitivity.irrelevant")
+    lower_is_better = True
     requires = ("answer", "contexts", "reference")
     groups = GROUPS
     wanted = (CORRECT, ANSWER_IN_CHUNKS, REFERENCE_IN_CHUNKS)
@@ -139,6 +140,7 @@ class Hallucination(_Unfaithful):
     """Expected share of the answer's claims that are wrong and in no retrieved chunk (RAGChecker)."""
 
     name = "hallucination"
+    lower_is_better = True
 
 
 @register_metric

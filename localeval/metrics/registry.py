@@ -157,6 +157,13 @@ def groups() -> dict[str, tuple[str, ...]]:
     return {group: tuple(names) for group, names in out.items()}
 
 
+def lower_is_better() -> tuple[str, ...]:
+    """The columns of metrics that declare `lower_is_better = True` (hallucination, noise_sensitivity):
+    compare and the report read them that way without --lower-is-better."""
+    return tuple(column for spec in specs() if getattr(spec.cls, "lower_is_better", False)
+                 for column in (getattr(spec.cls, "columns", ()) or (spec.name,)))
+
+
 def name_forms() -> tuple[str, ...]:
     return tuple(form for spec in specs() for form in spec.forms)
 

@@ -41,7 +41,9 @@ def build_report(run_dirs: Sequence[Path], out: Path, title: str | None = None,
     runs = [load_run(path, name=name) for path, name in zip(run_dirs, names)]
     by_name = {run.name: run for run in runs}
     read_labels = {name: load_labels(Path(path), by_name[name], label_columns) for name, path in (labels or {}).items()}
-    settings = ReportSettings(max_samples, n_boot, confidence, seed, tuple(lower_is_better))
+    from ..metrics.registry import lower_is_better as declared
+
+    settings = ReportSettings(max_samples, n_boot, confidence, seed, (*lower_is_better, *declared()))
     comparison = (comparison_payload(runs, n_boot, confidence, seed, read_labels, lower_is_better)
                   if len(runs) > 1 else None)
     first = listed_ids(comparison) if comparison else []

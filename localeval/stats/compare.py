@@ -101,7 +101,10 @@ def compare_runs(
     labels: Mapping[str, Labels] | None = None,
     lower_is_better: Sequence[str] = (),
 ) -> Comparison:
-    """Every pair of runs on every shared column (or `columns`); `labels` maps run name → its human labels."""
+    """Every pair of runs on every shared column (or `columns`); `labels` maps run name → its human labels.
+    Columns of metrics that declare lower values better are read so, as well as `lower_is_better`."""
+    from ..metrics.registry import lower_is_better as declared
+
     if len(runs) < 2:
         raise LocalevalError("compare needs at least two runs")
     if len({r.name for r in runs}) != len(runs):
@@ -119,8 +122,9 @@ def compare_runs(
         if column not in shared:
             raise OptionError(f"--lower-is-better '{column}' is not a metric column of every run; shared columns: "
                               f"{', '.join(shared) or 'none'}")
+    lower = {*lower_is_better, *declared()}
     results = [
-        _compare_column(runs, ids, column, n_boot, confidence, seed, labels or {}, column in lower_is_better)
+        _compare_column(runs, ids, column, n_boot, confidence, seed, labels or {}, column in lower)
         for column in (columns or shared)
     ]
     return Comparison(runs=[r.name for r in runs], n_aligned=len(ids), confidence=confidence, n_bootstrap=n_boot,

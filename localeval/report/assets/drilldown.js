@@ -14,6 +14,19 @@ const DETAIL_VIEWS = {
     d.out_of_range_numbers_ignored ? ` (${d.out_of_range_numbers_ignored} out-of-range numbers ignored)` : ""),
   context_precision: (d) => h("div", {class: "small"},
     `P(useful for the ${d.against}) is shown on each context; ${d.useful.filter((u) => u.relevant).length} of ${d.useful.length} at ≥ 0.5`),
+  answer_correctness: (d) => h("div", null,
+    statementsView(d, "correct", "Statements of the answer, each checked against the reference"),
+    statementsView({statements: d.reference_statements, lang: d.lang}, "covered", "Statements of the reference, each looked for in the answer")),
+  claim_recall: (d) => claimsView(d.reference_claims, d.lang, "Statements of the reference, each looked for in every chunk",
+    [["context", "P(in a chunk)"], ["chunk", "best chunk"]]),
+  context_utilization: (d) => claimsView(d.reference_claims, d.lang, "Statements of the reference: in the chunks, and in the answer",
+    [["context", "P(in a chunk)"], ["answer", "P(in the answer)"]]),
+  noise_sensitivity: (d) => claimsView(d.claims, d.lang, "Statements of the answer: right, and supported by which chunks",
+    [["correct", "P(right)"], ["relevant_chunk", "P(from a relevant chunk)"], ["irrelevant_chunk", "P(from an irrelevant chunk only)"]]),
+  hallucination: (d) => claimsView(d.claims, d.lang, "Statements of the answer: right, and in a chunk",
+    [["correct", "P(right)"], ["context", "P(in a chunk)"], ["chunk", "best chunk"]]),
+  self_knowledge: (d) => claimsView(d.claims, d.lang, "Statements of the answer: right, and in a chunk",
+    [["correct", "P(right)"], ["context", "P(in a chunk)"], ["chunk", "best chunk"]]),
   passage_relevance: (d) => h("div", {class: "small"},
     `P(relevant to the question) is shown on each context; ${d.passages.filter((p) => p.relevant).length} of ${d.passages.length} at ≥ 0.5`),
 };
@@ -122,6 +135,21 @@ function statementsView(details, key, caption) {
            h("table", {class: "statements"}, h("thead", null, h("tr", null, h("th", null, "statement"), h("th", {class: "num"}, "P"), h("th", null, ""))),
              h("tbody", null, rows.length ? rows : h("tr", null, h("td", {colspan: 3, class: "muted"}, "no statements")))),
            aimedView(details.aimed_at_judge));
+}
+
+// RAGChecker's claims: one row a claim, one column a probability (coloured) or the rank of its best chunk.
+function claimsView(claims, lang, caption, columns) {
+  const rows = claims.map((c) => h("tr", null, h("td", {lang: lang === "zh" ? "zh-Hans" : null}, c.text),
+    ...columns.map(([key]) => {
+      if (key === "chunk") return h("td", {class: "num"}, c.chunk == null ? "–" : `#${c.chunk}`);
+      const cell = h("td", {class: "prob"}, fmt(c[key]));
+      cell.style.background = scoreColour(c[key]);
+      return cell;
+    })));
+  return h("div", null, h("div", {class: "small muted"}, caption),
+           h("table", {class: "statements"}, h("thead", null, h("tr", null, h("th", null, "statement"),
+             ...columns.map(([, label]) => h("th", {class: "num"}, label)))),
+             h("tbody", null, rows.length ? rows : h("tr", null, h("td", {colspan: columns.length + 1, class: "muted"}, "no statements")))));
 }
 
 // Text cut before judging because it was aimed at the judge (an order to answer Yes, a forged chat turn).
