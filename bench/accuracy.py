@@ -13,6 +13,10 @@ tokens per sample beside it, so a method is chosen for its accuracy *and* its co
   answers to one question, the one people rated better by `correctness_mean`, `completeness_mean` or
   `overall_mean` should score higher; pairs rated equal are left out and counted in the note) and HaluEval-QA
   (`halueval-correctness`: the right vs the hallucinated answer).
+- Criteria (your own rubric metrics): ALCE's answers with people's utility rating 1-5 (`alce-utility`:
+  Spearman and Kendall of the shipped `usefulness` criterion, of it without its evaluation steps and with steps
+  the judge wrote once, beside `answer_relevance_rating`), and the HaluEval pairs with the yes/no `correctness`
+  criterion (`halueval-criteria`, as shipped and with judge-written steps).
 - Labelled rows (balanced accuracy at the 0.5 threshold and at a cross-fitted one, AUROC): FaithBench (faithful = not
   `is_hallucinated_majority`), RGB-zh passage relevance (a query with one of its qrels passages, or with
   a non-relevant passage that shares the most words with it; `rgb-zh-passages-heldout`: the same built from
@@ -70,6 +74,8 @@ class DevSet:
     samples: list[dict[str, Any]]
     pairs: list[tuple[str, str]] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)
+    #: id -> a graded human score (ALCE's utility 1-5): read as rank correlations
+    ratings: dict[str, float] = field(default_factory=dict)
     note: str = ""
 
 
@@ -291,13 +297,69 @@ def ragchecker(label: str) -> Callable[[int, int], DevSet]:
     return build
 
 
+#: The usefulness and correctness criteria as shipped, without evaluation steps, and with steps the judge wrote
+#: once (G-Eval's method): written into CRITERIA by criteria_variants before the sets are scored.
+CRITERIA = Path(tempfile.mkdtemp(prefix="localeval-criteria-"))
+USEFULNESS = ("criteria.usefulness", "criteria.usefulness_nosteps", "criteria.usefulness_judgesteps",
+              "answer_relevance_rating")
+
+
+def alce(limit: int, seed: int) -> DevSet:
+    rows = read_jsonl(DATA / "alce_utility_dev.jsonl")
+    rows = random.Random(seed).sample(rows, min(limit, len(rows)))
+    return DevSet("alce-utility", "en", USEFULNESS, [{k: r[k] for k in ("id", "question", "answer")} for r in rows],
+                  ratings={r["id"]: float(r["utility_score"]) for r in rows},
+                  note="answers of 8 ASQA/ELI5 system runs with people's utility rating 1-5; rank correlation")
+
+
+def halueval_criteria(limit: int, seed: int) -> DevSet:
+    pairs = halueval(limit, seed)
+    return DevSet("halueval-criteria", "en", ("criteria.correctness", "criteria.correctness_judgesteps"),
+                  pairs.samples, pairs=pairs.pairs, note="right vs hallucinated answer, the correctness criterion "
+                  "reading the question, the reference and the answer")
+
+
+def criteria_variants(judge: JudgeOptions) -> None:
+    """Copies of the shipped usefulness and correctness criteria under other names: without steps, and with
+    steps the judge writes once from the criterion (bench/prompt_variants/criterion-steps)."""
+    import tomllib
+
+    from localeval.judge.kit import JudgeKit
+    from localeval.metrics.criteria import parse_criterion, packaged_criteria
+
+    shipped = {p.stem: p.read_text(encoding="utf-8") for p in packaged_criteria()}
+    kit = JudgeKit(replace(judge, prompts_dir=str(REPO / "bench" / "prompt_variants" / "criterion-steps")))
+    with model_lock():
+        for name in ("usefulness", "correctness"):
+            data = tomllib.loads(shipped[name])
+            english = parse_criterion(shipped[name], name).wording["en"]
+            written, _ = kit.judge.json(kit.prompt("criterion_steps", "en", criterion=english.criterion,
+                                                   levels=list(english.levels)))
+            for suffix, steps in (("nosteps", []), ("judgesteps", written["steps"])):
+                (CRITERIA / f"{name}_{suffix}.toml").write_text(_toml(
+                    {**{k: v for k, v in data.items() if k not in ("steps", "zh")}, "name": f"{name}_{suffix}",
+                     "steps": steps}), encoding="utf-8")
+    kit.close()
+
+
+def _toml(data: dict[str, Any]) -> str:
+    """The few shapes a criterion file has: strings, lists of strings, one table of levels."""
+    lines, tables = [], []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            tables += [f"[{key}]", *(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in value.items())]
+        else:
+            lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines + tables) + "\n"
+
+
 SETS: dict[str, Callable[[int, int], DevSet]] = {
     "halueval": halueval, "halueval-recall": halueval_recall, "uhgeval": uhgeval, "relevance-en": relevance_en,
     "relevance-zh": relevance_zh, "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
     "cranfield-passages": cranfield, "halueval-passages": halueval_passages,
     "uhgeval-passages": uhgeval_passages, "halueval-correctness": halueval_correctness,
     "ragchecker-correctness": ragchecker("correctness"), "ragchecker-completeness": ragchecker("completeness"),
-    "ragchecker-overall": ragchecker("overall"),
+    "ragchecker-overall": ragchecker("overall"), "alce-utility": alce, "halueval-criteria": halueval_criteria,
 }
 
 # ---- method variants: metric option values (each run through localeval as a user would) -------------
@@ -349,6 +411,16 @@ def pair_agreement(scores: dict[str, float], pairs: list[tuple[str, str]]) -> di
     return {"n": n, "pair_accuracy": (wins + ties / 2) / n if n else None, "tie_rate": ties / n if n else None}
 
 
+def rank_agreement(scores: dict[str, float], ratings: dict[str, float]) -> dict[str, Any]:
+    """Spearman's rho and Kendall's tau-b of the scores with people's graded ratings (ties averaged)."""
+    from scipy.stats import kendalltau, spearmanr
+
+    ids = [i for i in ratings if i in scores]
+    ours, theirs = [scores[i] for i in ids], [ratings[i] for i in ids]
+    return {"n": len(ids), "spearman": float(spearmanr(ours, theirs).statistic),
+            "kendall": float(kendalltau(ours, theirs).statistic)}
+
+
 def label_agreement(scores: dict[str, float], labels: dict[str, int]) -> dict[str, Any]:
     ids = [i for i in labels if i in scores]
     pos = [scores[i] for i in ids if labels[i] == 1]
@@ -398,7 +470,8 @@ def model_lock() -> Iterator[None]:
 def score(samples: list[dict[str, Any]], metric: str, variant: dict[str, Any], judge: JudgeOptions) -> tuple[Any, float]:
     with model_lock():
         started = time.perf_counter()
-        result = evaluate(samples, [metric], MetricOptions(judge=judge, **variant))
+        criteria = [CRITERIA] if any(CRITERIA.glob("*.toml")) else []
+        result = evaluate(samples, [metric], MetricOptions(judge=judge, criteria=criteria, **variant))
         return result, time.perf_counter() - started
 
 
@@ -421,7 +494,8 @@ def measure(dev: DevSet, metric: str, variant_name: str, args: argparse.Namespac
     out = []
     for column, entry in chunk_columns(result).items():
         scores = {row["id"]: row["metrics"][column] for row in result.rows if column in row["metrics"]}
-        figures = pair_agreement(scores, dev.pairs) if dev.pairs else label_agreement(scores, dev.labels)
+        figures = (pair_agreement(scores, dev.pairs) if dev.pairs else rank_agreement(scores, dev.ratings)
+                   if dev.ratings else label_agreement(scores, dev.labels))
         out.append({"set": dev.name, "lang": dev.lang, "metric": metric, "variant": variant_name, "column": column,
                     "skipped": entry["n_skipped"], **figures, **timing,
                     "scores": scores})
@@ -477,8 +551,8 @@ def chunk_columns(result: Any) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    header = ("set", "column", "variant", "n", "pair acc", "ties", "bacc@0.5", "bacc x-fit", "AUROC", "s/sample", "calls",
-              "prompt tok", "gen tok")
+    header = ("set", "column", "variant", "n", "pair acc", "ties", "bacc@0.5", "bacc x-fit", "AUROC", "Spearman",
+              "Kendall", "s/sample", "calls", "prompt tok", "gen tok")
 
     def num(v: Any, digits: int = 3) -> str:
         return "-" if v is None else f"{v:.{digits}f}"
@@ -488,6 +562,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         lines.append("| " + " | ".join([r["set"], r["column"], r["variant"], str(r["n"]), num(r.get("pair_accuracy")),
                                         num(r.get("tie_rate"), 2), num(r.get("balanced_accuracy")),
                                         num(r.get("balanced_accuracy_crossfit")), num(r.get("auroc")),
+                                        num(r.get("spearman")), num(r.get("kendall")),
                                         num(r.get("seconds_per_sample"), 1), num(r.get("calls_per_sample"), 1),
                                         num(r.get("prompt_tokens_per_sample"), 0),
                                         num(r.get("generated_tokens_per_sample"), 0)]) + " |")
@@ -513,6 +588,8 @@ def main() -> None:
                         "answer_correctness (needs bench/.venv-ragas; `make bench` makes it)")
     args = parser.parse_args()
     wanted = set(args.metrics.split(",")) if args.metrics else None
+    if {"alce-utility", "halueval-criteria"} & set(args.sets.split(",")):
+        criteria_variants(JudgeOptions(judge=args.judge, cache=args.cache, n_threads=args.threads, seed=0))
     rows: list[dict[str, Any]] = []
     sets = []
     for name in args.sets.split(","):

@@ -22,6 +22,7 @@ from .errors import InputError
 from .files import check_output_dir
 from .limits import MAX_SCORE
 from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
+from .metrics.criteria import CriterionMetric, check_languages, check_levels, criteria_of
 from .progress import Progress
 from .results.aggregate import Summary
 from .results.writer import RESULT_FILES, ResultWriter
@@ -95,6 +96,10 @@ def score_file(
         ray.check((options or MetricOptions()).judge.gpu_layers)
     built, ids = _checked_options(metrics, options, out_dir, models_here=ray is None), set() if labels else None
     total = validate_file(path, fmt, columns, ids)
+    criteria = criteria_of(built)
+    if criteria:  # a sample in a language a criterion has no wording for stops the run before the judge loads
+        kit = next(m.kit for m in built if isinstance(m, CriterionMetric))
+        check_languages(criteria, read_samples(path, fmt, columns), kit.lang, str(path))
     human = None
     if labels is not None:  # checked against the input now, not after the judge has done its work
         columns_out = [column for metric in built for column in metric.columns]
@@ -151,6 +156,12 @@ def check_models(metrics: Sequence[Metric]) -> None:
             kits.setdefault(id(kit), (kit, set()))[1].update(getattr(metric, "models", ("judge",)))
     for kit, kinds in kits.values():
         kit.check(embedder="embedder" in kinds, judge="judge" in kinds)
+    criteria = criteria_of(metrics)
+    if any(c.levels for c in criteria):
+        kit = next(m.kit for m in metrics if isinstance(m, CriterionMetric))
+        from . import models
+
+        check_levels(criteria, kit.vocabulary(), kit.options.judge or models.default("judge").name)
 
 
 def _score_into(

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from .errors import user_errors
 
 
 @click.command(name="metrics")
-def list_metrics() -> None:
+@click.option("--criteria", "criteria", multiple=True, type=click.Path(path_type=Path), metavar="FILE|FOLDER",
+              help="Also list the criteria of these files or folders (checked as `score` checks them).")
+@user_errors
+def list_metrics(criteria: tuple[Path, ...]) -> None:
     """List metric names, what each needs, its options, and the groups."""
+    from ..metrics.criteria import load_criteria
     from ..metrics.registry import groups, specs
+
+    load_criteria(criteria)
 
     click.echo("metrics (K is any positive cutoff):")
     for spec in specs():

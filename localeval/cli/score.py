@@ -22,6 +22,9 @@ from .options import (OutPath, judge_options, judge_settings, metric_options, pa
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Input format (default: from the extension).")
 @click.option("--column", "columns", multiple=True, callback=pairs_callback("FIELD=COLUMN (e.g. question=query)"),
               metavar="FIELD=COLUMN", help="CSV only: read FIELD from COLUMN (repeatable), e.g. --column question=query.")
+@click.option("--criteria", "criteria", multiple=True, type=click.Path(path_type=Path), metavar="FILE|FOLDER",
+              help="Your own criteria: a criterion file (TOML) or a folder of them, repeatable; each is scored as the "
+                   "metric criteria.NAME beside --metrics (alone when --metrics is not given).")
 @click.option("--run", "run_path", type=click.Path(path_type=Path), help="TREC run file (retrieval-only evaluation, with --qrels).")
 @click.option("--qrels", "qrels_path", type=click.Path(path_type=Path), help="TREC qrels file (with --run).")
 @metric_options
@@ -36,8 +39,8 @@ from .options import (OutPath, judge_options, judge_settings, metric_options, pa
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table.")
 @user_errors
 def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str | None, columns: dict[str, str],
-          run_path: Path | None, qrels_path: Path | None, labels_path: Path | None, label_columns: dict[str, str],
-          quiet: bool, **kwargs: Any) -> None:
+          criteria: tuple[Path, ...], run_path: Path | None, qrels_path: Path | None, labels_path: Path | None,
+          label_columns: dict[str, str], quiet: bool, **kwargs: Any) -> None:
     """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
     from ..metrics import MetricOptions
     from ..pipeline import Labelled, score_file, score_trec
@@ -47,7 +50,7 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
 
     ray = pop_ray_options(kwargs)
     metric_values = pop_metric_options(kwargs)
-    options = MetricOptions(judge=judge_settings(**kwargs), **metric_values)
+    options = MetricOptions(judge=judge_settings(**kwargs), criteria=criteria, **metric_values)
     if run_path or qrels_path:
         if input_path or not (run_path and qrels_path):
             raise click.UsageError("use either INPUT, or --run together with --qrels")
@@ -60,7 +63,8 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
         raise click.UsageError("give an INPUT file, or --run and --qrels (with --ray, put INPUT before --ray)")
     else:
         labels = Labelled(labels_path, label_columns) if labels_path else None
-        summary = score_file(input_path, out_dir, metrics or "classical", options, fmt, columns, labels,
+        default = "" if criteria else "classical"  # --criteria alone scores just the criteria
+        summary = score_file(input_path, out_dir, metrics or default, options, fmt, columns, labels,
                              progress=not quiet, ray=ray)
     if not quiet:
         click.echo(summary_table(summary["metrics"]))

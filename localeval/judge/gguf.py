@@ -66,6 +66,31 @@ def _read_header(path: str, size: int, mtime_ns: int) -> GgufHeader:
     return GgufHeader(file_type if isinstance(file_type, int) else None, _kv_bytes(meta, arch))
 
 
+def vocabulary(path: Path) -> set[str] | None:
+    """The judge's tokens as text (`tokenizer.ggml.tokens`), read from the header with no model load; None
+    when the file does not say. A criterion's levels are checked against it (metrics/criteria.py)."""
+    try:
+        stat = path.stat()
+        return _vocabulary(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    except (OSError, ValueError, struct.error, UnicodeDecodeError):
+        return None
+
+
+@lru_cache(maxsize=2)
+def _vocabulary(path: str, size: int, mtime_ns: int) -> set[str] | None:
+    with open(path, "rb") as handle:
+        reader = _Reader(handle, size)
+        if handle.read(4) != b"GGUF":
+            return None
+        _version, _tensors, n_kv = struct.unpack("<IQQ", handle.read(20))
+        for _ in range(n_kv):
+            key = reader.string()
+            value = reader.value(struct.unpack("<I", handle.read(4))[0], keep=key == "tokenizer.ggml.tokens")
+            if key == "tokenizer.ggml.tokens":
+                return set(value) if isinstance(value, list) else None
+    return None
+
+
 def _kv_bytes(meta: dict[str, Any], arch: Any) -> int | None:
     """f16 K and V per token over all layers: layers × (heads_kv × key_length + heads_kv × value_length) × 2."""
     if not isinstance(arch, str):
@@ -95,8 +120,9 @@ class _Reader:
         self.room(length)
         return self.handle.read(length).decode("utf-8")
 
-    def value(self, kind: int) -> Any:
-        """One value; an array's items are read past, not kept (the tokenizer's run to 150,000 strings)."""
+    def value(self, kind: int, keep: bool = False) -> Any:
+        """One value; an array's items are read past, not kept (the tokenizer's run to 150,000 strings),
+        unless `keep` (an array of strings comes back as a list)."""
         if kind in _SCALARS:
             fmt = _SCALARS[kind]
             return struct.unpack(fmt, self.handle.read(struct.calcsize(fmt)))[0]
@@ -110,6 +136,8 @@ class _Reader:
                 self.handle.seek(length, 1)
             else:
                 self.room(count * 8)  # a string or an array takes at least 8 bytes
+                if keep:
+                    return [self.value(item) for _ in range(count)]
                 for _ in range(count):
                     self.value(item)
             return None

@@ -79,6 +79,16 @@ class JudgeKit:
         if embedder or settings.embedder is not None:
             models.resolve(settings.embedder, "embedder")
 
+    def vocabulary(self) -> set[str] | None:
+        """The local judge's tokens, read from its GGUF header (no model load); None for a server judge."""
+        if self.options.judge_url is not None:
+            return None
+        from .. import models
+        from ..settings import Settings
+        from .gguf import vocabulary
+
+        return vocabulary(models.resolve(Settings.resolve(judge=self.options.judge).judge, "judge"))
+
     def lang(self, sample: Sample) -> str:
         from .prompts import detect_lang
 

@@ -7,12 +7,14 @@ until a metric first needs it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import MetricNameError
 from ..judge.kit import JudgeKit
 from ..judge.options import JudgeOptions
 from .base import Measurement, Metric, MetricContext, Outcome, Skipped
+from .criteria import load_criteria
 from .registry import MetricOption, check_options, expand_names, groups, name_forms, parse_name, register_metric, specs
 
 
@@ -20,21 +22,27 @@ class MetricOptions:
     """Values of metric options (by name: ndcg_gain, rouge_stemmer, faithfulness_against, n_questions, and
     any a plugin registers) and the judge options. Unset options take their registered defaults."""
 
-    def __init__(self, judge: JudgeOptions | None = None, **values: Any) -> None:
+    def __init__(self, judge: JudgeOptions | None = None, criteria: Iterable[str | Path] = (), **values: Any) -> None:
         self.judge = judge or JudgeOptions()
+        #: Criterion files and folders (metrics/criteria.py): their metrics are scored beside the named ones.
+        self.criteria: tuple[str, ...] = tuple(str(c) for c in criteria)
         self.values: Mapping[str, Any] = dict(values)
 
     def __repr__(self) -> str:
-        return f"MetricOptions(judge={self.judge!r}, {', '.join(f'{k}={v!r}' for k, v in self.values.items())})"
+        return (f"MetricOptions(judge={self.judge!r}, criteria={self.criteria!r}, "
+                f"{', '.join(f'{k}={v!r}' for k, v in self.values.items())})")
 
 
 def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = None,
                   kit: JudgeKit | None = None) -> list[Metric]:
-    """Parse metric names (or groups) into metric objects; unknown names raise MetricNameError and bad
-    option values OptionError, both before anything is loaded. `kit` supplies the run's models (default:
+    """Parse metric names (or groups) into metric objects, the criteria of `options.criteria` after them;
+    unknown names raise MetricNameError, bad option values OptionError and bad criteria CriterionError, all
+    before any model is loaded. `kit` supplies the run's models (default:
     loaded from options.judge on first use)."""
     options = options or MetricOptions()
-    names = expand_names(spec)
+    criteria = load_criteria(options.criteria)
+    names = expand_names(spec) if spec or not criteria else []
+    names += [name for name in criteria if name not in names]
     parsed = [parse_name(name) for name in names]
     context = MetricContext(check_options(dict(options.values)), kit or JudgeKit(options.judge))
     metrics: list[Metric] = []
@@ -49,4 +57,4 @@ def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = Non
 
 
 __all__ = ["JudgeOptions", "Measurement", "Metric", "MetricContext", "MetricOption", "MetricOptions", "Outcome",
-           "Skipped", "build_metrics", "expand_names", "groups", "name_forms", "register_metric", "specs"]
+           "Skipped", "build_metrics", "expand_names", "groups", "load_criteria", "name_forms", "register_metric", "specs"]

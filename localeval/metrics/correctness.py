@@ -67,8 +67,8 @@ def claim_verdicts(kit: JudgeKit, lang: str, sample: Sample, statements: str,
                    wanted: Collection[str]) -> Flow[ClaimVerdicts | Skipped]:
     """The claims of the answer and of the reference that the `wanted` verdict sets are about, then those
     verdicts, all asked together in one round. Skipped when the reference has no checkable statement, or
-    when the answer has none and its claims are the subject of a wanted set other than CORRECT
-    (answer_correctness scores such an answer 0, as RAGChecker does)."""
+    when the answer has none and a chunk set is wanted (the diagnostics have nothing to diagnose;
+    answer_correctness, which wants only CORRECT and COVERED, scores such an answer 0, as RAGChecker does)."""
     wanted = set(wanted)
     of_answer, of_reference = bool({CORRECT, ANSWER_IN_CHUNKS} & wanted), bool({COVERED, REFERENCE_IN_CHUNKS} & wanted)
     screened = screen(sample.answer or "")

@@ -21,7 +21,7 @@ from ..errors import MetricNameError, OptionError
 ENTRY_POINT_GROUP = "localeval.metrics"
 #: Imported in this order, which is the order of `localeval metrics`, of the groups and of the columns.
 BUILTIN_MODULES = ("retrieval", "rouge", "answer_match", "faithfulness", "grounding", "answer_relevance",
-                   "context_relevance", "context_quality", "correctness", "diagnostics")
+                   "context_relevance", "context_quality", "correctness", "diagnostics", "criteria")
 CUTOFFS = ("none", "optional", "required")
 _CUTOFF = re.compile(r"[1-9][0-9]*")
 
@@ -255,5 +255,13 @@ def _load() -> bool:
             continue
         if isinstance(loaded, type) and loaded not in [s.cls for s in _REGISTRY.specs.values()]:
             register_metric(loaded)
+    from ..errors import LocalevalError
+    from .criteria import load_criteria, packaged_criteria
+
+    for file in packaged_criteria():  # the shipped examples, then plugins' criteria files
+        try:
+            load_criteria([file])
+        except LocalevalError as exc:
+            warnings.warn(f"criteria file {file} is left out: {exc}", stacklevel=2)
     return True
 

@@ -51,7 +51,7 @@ function drilldown(run, entry) {
   }
   for (const [metric, details] of Object.entries(entry.d)) {
     add(side, h("div", {class: "field"}, metric));
-    const view = DETAIL_VIEWS[metric];
+    const view = DETAIL_VIEWS[metric] || (metric.startsWith("criteria.") ? criterionView : null);
     let node = null;
     try { node = view ? view(details, lang) : null; } catch (err) { node = null; }
     add(side, node || h("pre", {class: "json"}, JSON.stringify(details, null, 1)));
@@ -188,12 +188,19 @@ function questionsView(details) {
            h("table", {class: "statements"}, h("thead", null, h("tr", null, h("th", null, "generated question"), h("th", {class: "num"}, "cosine"))), h("tbody", null, rows)));
 }
 
+// A user's criterion: the distribution over its levels, or P(yes) for a yes/no criterion.
+function criterionView(details) {
+  if (details.distribution) return ratingView(details);
+  return h("div", {class: "small"}, `P(the criterion holds) = ${fmt(details.p_yes)}`);
+}
+
 function ratingView(details) {
   const dist = details.distribution;
-  const keys = Object.keys(dist).sort();
+  const keys = Object.keys(dist).sort((a, b) => Number(a) - Number(b));
   const max = Math.max(...keys.map((k) => dist[k]), 1e-9);
+  const expected = details.expected_rating != null ? details.expected_rating : details.expected_level;
   return h("div", null,
-    h("div", {class: "small muted"}, `The judge's distribution over the ratings 1–5; expected rating ${fmt(details.expected_rating, 2)}`),
+    h("div", {class: "small muted"}, `The judge's distribution over the levels ${keys[0]}–${keys[keys.length - 1]}; expected ${fmt(expected, 2)}`),
     h("div", {class: "bars"}, keys.map((k) => h("div", {title: `${k}: ${fmt(dist[k])}`, style: `height:${Math.max(2, 46 * dist[k] / max)}px`}))),
     h("div", {class: "bar-labels"}, keys.map((k) => h("span", null, k))));
 }
