@@ -14,9 +14,9 @@ tokens per sample beside it, so a method is chosen for its accuracy *and* its co
   `overall_mean` should score higher; pairs rated equal are left out and counted in the note) and HaluEval-QA
   (`halueval-correctness`: the right vs the hallucinated answer).
 - Criteria (your own rubric metrics): ALCE's answers with people's utility rating 1-5 (`alce-utility`:
-  Spearman and Kendall of the shipped `usefulness` criterion, of it without its evaluation steps and with steps
-  the judge wrote once, beside `answer_relevance_rating`), and the HaluEval pairs with the yes/no `correctness`
-  criterion (`halueval-criteria`, as shipped and with judge-written steps).
+  Spearman and Kendall of the shipped `usefulness` criterion, which has no evaluation steps, of it with steps
+  written by hand and with steps the judge wrote once, beside `answer_relevance_rating`), and the HaluEval
+  pairs with the yes/no `correctness` criterion (`halueval-criteria`, as shipped and with judge-written steps).
 - Labelled rows (balanced accuracy at the 0.5 threshold and at a cross-fitted one, AUROC): FaithBench (faithful = not
   `is_hallucinated_majority`), RGB-zh passage relevance (a query with one of its qrels passages, or with
   a non-relevant passage that shares the most words with it; `rgb-zh-passages-heldout`: the same built from
@@ -300,8 +300,12 @@ def ragchecker(label: str) -> Callable[[int, int], DevSet]:
 #: The usefulness and correctness criteria as shipped, without evaluation steps, and with steps the judge wrote
 #: once (G-Eval's method): written into CRITERIA by criteria_variants before the sets are scored.
 CRITERIA = Path(tempfile.mkdtemp(prefix="localeval-criteria-"))
-USEFULNESS = ("criteria.usefulness", "criteria.usefulness_nosteps", "criteria.usefulness_judgesteps",
+USEFULNESS = ("criteria.usefulness", "criteria.usefulness_handsteps", "criteria.usefulness_judgesteps",
               "answer_relevance_rating")
+#: Evaluation steps written by hand for the usefulness criterion (the shipped file has none).
+HAND_STEPS = ["Work out what the person asking wants to know.",
+              "Check whether the answer tells them that, and whether what it says is plausible and clear.",
+              "Pick the level whose description fits best."]
 
 
 def alce(limit: int, seed: int) -> DevSet:
@@ -320,12 +324,13 @@ def halueval_criteria(limit: int, seed: int) -> DevSet:
 
 
 def criteria_variants(judge: JudgeOptions) -> None:
-    """Copies of the shipped usefulness and correctness criteria under other names: without steps, and with
-    steps the judge writes once from the criterion (bench/prompt_variants/criterion-steps)."""
+    """Copies of the shipped usefulness and correctness criteria under other names, registered as metrics:
+    with steps written by hand (usefulness), and with steps the judge writes once from the criterion, G-Eval's
+    method (bench/prompt_variants/criterion-steps)."""
     import tomllib
 
     from localeval.judge.kit import JudgeKit
-    from localeval.metrics.criteria import parse_criterion, packaged_criteria
+    from localeval.metrics.criteria import load_criteria, packaged_criteria, parse_criterion
 
     shipped = {p.stem: p.read_text(encoding="utf-8") for p in packaged_criteria()}
     kit = JudgeKit(replace(judge, prompts_dir=str(REPO / "bench" / "prompt_variants" / "criterion-steps")))
@@ -335,11 +340,13 @@ def criteria_variants(judge: JudgeOptions) -> None:
             english = parse_criterion(shipped[name], name).wording["en"]
             written, _ = kit.judge.json(kit.prompt("criterion_steps", "en", criterion=english.criterion,
                                                    levels=list(english.levels)))
-            for suffix, steps in (("nosteps", []), ("judgesteps", written["steps"])):
+            variants = {"judgesteps": written["steps"], **({"handsteps": HAND_STEPS} if name == "usefulness" else {})}
+            for suffix, steps in variants.items():
                 (CRITERIA / f"{name}_{suffix}.toml").write_text(_toml(
                     {**{k: v for k, v in data.items() if k not in ("steps", "zh")}, "name": f"{name}_{suffix}",
                      "steps": steps}), encoding="utf-8")
     kit.close()
+    load_criteria([CRITERIA])
 
 
 def _toml(data: dict[str, Any]) -> str:
@@ -470,8 +477,7 @@ def model_lock() -> Iterator[None]:
 def score(samples: list[dict[str, Any]], metric: str, variant: dict[str, Any], judge: JudgeOptions) -> tuple[Any, float]:
     with model_lock():
         started = time.perf_counter()
-        criteria = [CRITERIA] if any(CRITERIA.glob("*.toml")) else []
-        result = evaluate(samples, [metric], MetricOptions(judge=judge, criteria=criteria, **variant))
+        result = evaluate(samples, [metric], MetricOptions(judge=judge, **variant))
         return result, time.perf_counter() - started
 
 

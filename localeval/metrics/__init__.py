@@ -37,8 +37,8 @@ def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = Non
                   kit: JudgeKit | None = None) -> list[Metric]:
     """Parse metric names (or groups) into metric objects, the criteria of `options.criteria` after them;
     unknown names raise MetricNameError, bad option values OptionError and bad criteria CriterionError, all
-    before any model is loaded. `kit` supplies the run's models (default:
-    loaded from options.judge on first use)."""
+    before any model is loaded. `kit` supplies the run's models (default: loaded from options.judge on
+    first use)."""
     options = options or MetricOptions()
     criteria = load_criteria(options.criteria)
     names = expand_names(spec) if spec or not criteria else []
@@ -57,4 +57,5 @@ def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = Non
 
 
 __all__ = ["JudgeOptions", "Measurement", "Metric", "MetricContext", "MetricOption", "MetricOptions", "Outcome",
-           "Skipped", "build_metrics", "expand_names", "groups", "load_criteria", "name_forms", "register_metric", "specs"]
+           "Skipped", "build_metrics", "expand_names", "groups", "load_criteria", "name_forms", "register_metric",
+           "specs"]

@@ -196,7 +196,11 @@ def load_criteria(paths: Iterable[str | Path]) -> list[str]:
 
 
 def register_criterion(criterion: Criterion) -> str:
-    from .registry import _REGISTRY, register_metric
+    """Register one criterion as the metric criteria.NAME (after the built-ins and the shipped examples, so a
+    file that reuses one of their names is refused, whichever is loaded first)."""
+    from .registry import _REGISTRY, _load, register_metric
+
+    _load()
 
     existing = _REGISTRY.specs.get(criterion.metric)
     if existing is not None:
