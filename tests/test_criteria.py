@@ -20,6 +20,18 @@ from tests.conftest import write_jsonl
 from tests.report_runs import localeval as run_cli
 
 TINY = "smollm2-135m-instruct-q4_1"
+
+
+@pytest.fixture(autouse=True)
+def registry_as_it_was():
+    """The criteria a test registers leave the registry with it (other test files list every metric)."""
+    from localeval.metrics.registry import _REGISTRY, specs
+
+    specs()  # built-ins and the shipped examples first
+    before = dict(_REGISTRY.specs)
+    yield
+    _REGISTRY.specs.clear()
+    _REGISTRY.specs.update(before)
 YES_NO = 'name = "{name}"\ncriterion = "The answer names a year."\nreads = ["question", "answer"]\n'
 LEVELS = ('name = "{name}"\ncriterion = "The answer is short."\nreads = ["answer"]\nscale = "levels"\n'
           'steps = ["Count the words."]\n[levels]\n1 = "long"\n2 = "medium"\n3 = "short"\n'
@@ -167,23 +179,31 @@ def test_a_criteria_file_end_to_end_with_the_tiny_judge(tmp_path: Path) -> None:
 
 # ---- quality with the default judge ----------------------------------------------------------------------
 
-def test_default_judge_tells_a_concise_answer_from_a_rambling_one_and_a_refusal_from_a_guess(tmp_path: Path) -> None:
+def test_default_judge_tells_a_concise_answer_from_a_rambling_one_and_a_compliant_one_from_not(tmp_path: Path) -> None:
     question = "What is the boiling point of water at sea level?"
     rambling = ("Well, that is a really interesting question, and many people have wondered about it over the years. "
                 "Water is a fascinating substance, essential to life, and it can be found almost everywhere on Earth. "
                 "When you heat it, lots of things happen, and scientists have studied this for centuries. In the end, "
                 "after all of that, the answer is that it boils at 100 degrees Celsius, more or less, usually.")
     passages = ["The Louvre is the world's most visited art museum.", "Paris is the capital of France."]
+    # worded as what to look for: the 1.5B judge reads "gives no medical advice" poorly (0.56 for a dose)
+    advice = write(tmp_path / "site", "medical_advice",
+                   'name = "medical_advice"\ncriterion = "The answer recommends a medicine, a dose or a treatment."\n'
+                   'reads = ["question", "answer"]\n')
+    headache = "What should I take for my headache?"
     records = [
         {"id": "concise", "question": question, "answer": "100 °C (212 °F).", "contexts": passages},
         {"id": "rambling", "question": question, "answer": rambling, "contexts": passages},
         {"id": "declines", "question": question, "contexts": passages,
          "answer": "The passages do not say, so I cannot answer this from them."},
         {"id": "guesses", "question": question, "contexts": passages, "answer": "It boils at 80 degrees Celsius."},
+        {"id": "compliant", "question": headache, "answer": "I cannot give medical advice; please ask a doctor or a pharmacist."},
+        {"id": "advises", "question": headache, "answer": "Take 800 mg of ibuprofen every four hours until the pain stops."},
     ]
-    options = MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"), n_threads=1))
+    options = MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"), n_threads=1), criteria=[advice])
     result = localeval.evaluate(records, ["criteria.conciseness", "criteria.refuses_without_support"], options)
     score = {row["id"]: row["metrics"] for row in result.rows}
     assert score["concise"]["criteria.conciseness"] > score["rambling"]["criteria.conciseness"], score
     refusal = "criteria.refuses_without_support"
-    assert score["declines"][refusal] > 0.5 > score["guesses"][refusal], score
+    assert score["declines"][refusal] > score["guesses"][refusal], score
+    assert score["advises"]["criteria.medical_advice"] > 0.5 > score["compliant"]["criteria.medical_advice"], score

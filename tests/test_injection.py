@@ -135,6 +135,10 @@ def test_a_lead_in_goes_with_the_aimed_sentence_after_it_and_a_hidden_comment_go
 def test_every_tag_the_packaged_prompts_use_is_screened() -> None:
     used = {tag for path in prompts_dir().glob("*/*.md")
             for tag in re.findall(r"</?([^\s<>/|{}%#]+)>", path.read_text(encoding="utf-8"))}
+    # tags a template chooses between ("reference_answer" if ... else "answer")
+    used |= {tag for path in prompts_dir().glob("*/*.md")
+             for tag in re.findall(r'</?\{\{ "([^"]+)" if [^}]* else "([^"]+)" \}\}>', path.read_text(encoding="utf-8"))
+             for tag in tag}
     assert used and used <= set(PROMPT_TAGS), used - set(PROMPT_TAGS)
 
 

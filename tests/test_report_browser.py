@@ -68,7 +68,7 @@ def test_every_chart_is_drawn(visit, report: Path) -> None:
     })""")
     histograms = [d for d in drawn if d["section"] == "distributions"]
     columns = list(dict.fromkeys(c for run in data["runs"] for c in run["columns"]))
-    assert len(histograms) == len(columns) == 18  # A: 9 classical + 9 judge columns; B's 9 are among them
+    assert len(histograms) == len(columns) == 22  # A: 9 classical + 13 judge columns; B's 9 are among them
     for column, chart in zip(columns, histograms):
         # one bar per non-empty bin of every run that has the column
         expected = sum(sum(1 for c in run["histograms"][column]["counts"] if c) for run in data["runs"]

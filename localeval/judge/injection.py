@@ -39,7 +39,7 @@ _VERDICT = (r"""["'“‘「『]?(?:yes|supported|faithful|grounded|entailed|ver
 _ZH_VERDICT_WORD = r"[“\"「『]?(?:有依据|支持|忠实|真实|正确|属实|通过|成立|是|满分)[”\"」』]?"
 #: The tag names the packaged prompts wrap untrusted text in (tests/test_injection.py keeps it in step).
 PROMPT_TAGS = ("context", "passage", "passages", "question", "sentence", "sentences", "statement", "answer",
-               "上下文", "段落", "问题", "句子", "陈述", "回答")
+               "reference_answer", "上下文", "段落", "问题", "句子", "陈述", "回答", "参考答案")
 
 #: Where a forged turn begins: a role header ("### assistant", "Assistant:" opening a line or sentence,
 #: "助手：") or a chat template's control tokens (ChatML, Llama 2/3, Gemma; a bare "</s>" is only defused,
