@@ -297,9 +297,8 @@ def ragchecker(label: str) -> Callable[[int, int], DevSet]:
     return build
 
 
-#: The usefulness and correctness criteria as shipped, without evaluation steps, and with steps the judge wrote
-#: once (G-Eval's method): written into CRITERIA by criteria_variants before the sets are scored.
-CRITERIA = Path(tempfile.mkdtemp(prefix="localeval-criteria-"))
+#: The usefulness criterion as shipped, with steps written by hand and with steps the judge wrote once
+#: (G-Eval's method): the variants are written and registered by criteria_variants before the sets are scored.
 USEFULNESS = ("criteria.usefulness", "criteria.usefulness_handsteps", "criteria.usefulness_judgesteps",
               "answer_relevance_rating")
 #: Evaluation steps written by hand for the usefulness criterion (the shipped file has none).
@@ -332,6 +331,7 @@ def criteria_variants(judge: JudgeOptions) -> None:
     from localeval.judge.kit import JudgeKit
     from localeval.metrics.criteria import load_criteria, packaged_criteria, parse_criterion
 
+    folder = Path(tempfile.mkdtemp(prefix="localeval-criteria-"))
     shipped = {p.stem: p.read_text(encoding="utf-8") for p in packaged_criteria()}
     kit = JudgeKit(replace(judge, prompts_dir=str(REPO / "bench" / "prompt_variants" / "criterion-steps")))
     with model_lock():
@@ -342,11 +342,11 @@ def criteria_variants(judge: JudgeOptions) -> None:
                                                    levels=list(english.levels)))
             variants = {"judgesteps": written["steps"], **({"handsteps": HAND_STEPS} if name == "usefulness" else {})}
             for suffix, steps in variants.items():
-                (CRITERIA / f"{name}_{suffix}.toml").write_text(_toml(
+                (folder / f"{name}_{suffix}.toml").write_text(_toml(
                     {**{k: v for k, v in data.items() if k not in ("steps", "zh")}, "name": f"{name}_{suffix}",
                      "steps": steps}), encoding="utf-8")
     kit.close()
-    load_criteria([CRITERIA])
+    load_criteria([folder])
 
 
 def _toml(data: dict[str, Any]) -> str:
