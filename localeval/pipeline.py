@@ -22,7 +22,7 @@ from .errors import InputError
 from .files import check_output_dir
 from .limits import MAX_SCORE
 from .metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
-from .metrics.criteria import CriterionMetric, check_languages, check_levels, criteria_of
+from .metrics.criteria import CriterionMetric, check_levels, criteria_of, language_check
 from .progress import Progress
 from .results.aggregate import Summary
 from .results.writer import RESULT_FILES, ResultWriter
@@ -95,11 +95,11 @@ def score_file(
     if ray is not None:  # refused before the input is read or Ray starts
         ray.check((options or MetricOptions()).judge.gpu_layers)
     built, ids = _checked_options(metrics, options, out_dir, models_here=ray is None), set() if labels else None
-    total = validate_file(path, fmt, columns, ids)
-    criteria = criteria_of(built)
+    criteria, check = criteria_of(built), None
     if criteria:  # a sample in a language a criterion has no wording for stops the run before the judge loads
         kit = next(m.kit for m in built if isinstance(m, CriterionMetric))
-        check_languages(criteria, read_samples(path, fmt, columns), kit.lang, str(path))
+        check = language_check(criteria, kit.lang, str(path))
+    total = validate_file(path, fmt, columns, ids, check)
     human = None
     if labels is not None:  # checked against the input now, not after the judge has done its work
         columns_out = [column for metric in built for column in metric.columns]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import InputError
 from ..files import check_readable, decoded_lines
@@ -58,14 +58,17 @@ def read_samples(path: Path, fmt: str | None = None, columns: Mapping[str, str] 
 
 
 def validate_file(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None,
-                  ids: set[str] | None = None) -> int:
+                  ids: set[str] | None = None, check: Callable[[Sample], None] | None = None) -> int:
     """Check every record without keeping any; return how many there are. The ids are added to `ids` when
-    it is given (to check a labels file against the input before scoring)."""
+    it is given (to check a labels file against the input before scoring); `check` sees each sample (what
+    the run's metrics need of it beyond the data contract, e.g. a criterion worded in its language)."""
     count = 0
     for sample in read_samples(path, fmt, columns):
         count += 1
         if ids is not None:
             ids.add(sample.id)
+        if check is not None:
+            check(sample)
     if count == 0:
         raise InputError(str(path), None, None, "contains no records")
     return count

@@ -24,6 +24,8 @@ TILED_FTYPES = frozenset({10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23
 # GGUF's scalar value types (gguf.md) with their struct formats; 8 is a string, 9 an array.
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
+#: The header key holding the tokenizer's vocabulary, one string per token.
+TOKENS = "tokenizer.ggml.tokens"
 
 
 @dataclass(frozen=True)
@@ -50,17 +52,9 @@ def read_header(path: Path) -> GgufHeader:
 
 @lru_cache(maxsize=8)
 def _read_header(path: str, size: int, mtime_ns: int) -> GgufHeader:
-    with open(path, "rb") as handle:
-        reader = _Reader(handle, size)
-        if handle.read(4) != b"GGUF":
-            return GgufHeader(None, None)
-        version, _tensors, n_kv = struct.unpack("<IQQ", handle.read(20))
-        if version < 2:
-            return GgufHeader(None, None)
-        meta: dict[str, Any] = {}
-        for _ in range(n_kv):
-            key = reader.string()
-            meta[key] = reader.value(struct.unpack("<I", handle.read(4))[0])
+    meta = _metadata(path, size)
+    if meta is None:
+        return GgufHeader(None, None)
     arch = meta.get("general.architecture")
     file_type = meta.get("general.file_type")
     return GgufHeader(file_type if isinstance(file_type, int) else None, _kv_bytes(meta, arch))
@@ -78,17 +72,27 @@ def vocabulary(path: Path) -> set[str] | None:
 
 @lru_cache(maxsize=2)
 def _vocabulary(path: str, size: int, mtime_ns: int) -> set[str] | None:
+    tokens = (_metadata(path, size, keep=TOKENS) or {}).get(TOKENS)
+    return set(tokens) if isinstance(tokens, list) else None
+
+
+def _metadata(path: str, size: int, keep: str | None = None) -> dict[str, Any] | None:
+    """The header's key-value pairs, arrays read past, except the one named `keep`, which comes back whole
+    and ends the reading; None for a file that is not GGUF version 2 or later."""
     with open(path, "rb") as handle:
         reader = _Reader(handle, size)
         if handle.read(4) != b"GGUF":
             return None
-        _version, _tensors, n_kv = struct.unpack("<IQQ", handle.read(20))
+        version, _tensors, n_kv = struct.unpack("<IQQ", handle.read(20))
+        if version < 2:
+            return None
+        meta: dict[str, Any] = {}
         for _ in range(n_kv):
             key = reader.string()
-            value = reader.value(struct.unpack("<I", handle.read(4))[0], keep=key == "tokenizer.ggml.tokens")
-            if key == "tokenizer.ggml.tokens":
-                return set(value) if isinstance(value, list) else None
-    return None
+            meta[key] = reader.value(struct.unpack("<I", handle.read(4))[0], keep=key == keep)
+            if key == keep:
+                break
+    return meta
 
 
 def _kv_bytes(meta: dict[str, Any], arch: Any) -> int | None:

@@ -39,7 +39,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..data.records import Sample
 from ..errors import LocalevalError
@@ -260,7 +260,7 @@ class CriterionMetric(JudgeMetric):
     def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         criterion = self.criterion
         wording = criterion.wording.get(lang)
-        if wording is None:  # the pipeline refuses such input up front (check_languages); a sample given
+        if wording is None:  # the pipeline refuses such input up front (language_check); a sample given
             raise CriterionError(f"{criterion.source}: no [{lang}] wording for sample {sample.id!r}")  # by hand
         shown: dict[str, Any] = {}
         for field in criterion.reads:
@@ -286,15 +286,19 @@ def criteria_of(metrics: Iterable[Any]) -> list[Criterion]:
     return [m.criterion for m in metrics if isinstance(m, CriterionMetric)]
 
 
-def check_languages(criteria: Sequence[Criterion], samples: Iterable[Sample], lang_of: Any, source: str) -> None:
-    """Every sample's language has wording in every criterion (CriterionError naming the first sample that
-    has none, by file and line), checked before the judge loads."""
-    if not criteria or all(set(LANGS) <= set(c.wording) for c in criteria):
-        return
-    for sample in samples:
+def language_check(criteria: Sequence[Criterion], lang_of: Any, source: str) -> Callable[[Sample], None] | None:
+    """A check for each sample that its language has wording in every criterion (CriterionError naming the
+    sample by file and line), for the input's validation pass, before the judge loads; None when every
+    criterion is worded in every language."""
+    if all(set(LANGS) <= set(c.wording) for c in criteria):
+        return None
+
+    def check(sample: Sample) -> None:
         lang = lang_of(sample)
         for criterion in criteria:
             if lang not in criterion.wording:
                 raise CriterionError(f"{source}:{sample.line}: the sample {sample.id!r} is in {lang!r} and criterion "
                                      f"{criterion.metric} ({criterion.source}) has no [{lang}] wording; add a [{lang}] "
                                      "table with its criterion (and steps, levels), or score with --lang en")
+
+    return check

@@ -23,10 +23,8 @@ const DETAIL_VIEWS = {
     [["context", "P(in a chunk)"], ["answer", "P(in the answer)"]]),
   noise_sensitivity: (d) => claimsView(d.claims, d.lang, "Statements of the answer: right, and supported by which chunks",
     [["correct", "P(right)"], ["relevant_chunk", "P(from a relevant chunk)"], ["irrelevant_chunk", "P(from an irrelevant chunk only)"]]),
-  hallucination: (d) => claimsView(d.claims, d.lang, "Statements of the answer: right, and in a chunk",
-    [["correct", "P(right)"], ["context", "P(in a chunk)"], ["chunk", "best chunk"]]),
-  self_knowledge: (d) => claimsView(d.claims, d.lang, "Statements of the answer: right, and in a chunk",
-    [["correct", "P(right)"], ["context", "P(in a chunk)"], ["chunk", "best chunk"]]),
+  hallucination: unfaithfulClaimsView,
+  self_knowledge: unfaithfulClaimsView,
   passage_relevance: (d) => h("div", {class: "small"},
     `P(relevant to the question) is shown on each context; ${d.passages.filter((p) => p.relevant).length} of ${d.passages.length} at ≥ 0.5`),
 };
@@ -135,6 +133,12 @@ function statementsView(details, key, caption) {
            h("table", {class: "statements"}, h("thead", null, h("tr", null, h("th", null, "statement"), h("th", {class: "num"}, "P"), h("th", null, ""))),
              h("tbody", null, rows.length ? rows : h("tr", null, h("td", {colspan: 3, class: "muted"}, "no statements")))),
            aimedView(details.aimed_at_judge));
+}
+
+// hallucination and self_knowledge read the same verdicts of the answer's claims.
+function unfaithfulClaimsView(d) {
+  return claimsView(d.claims, d.lang, "Statements of the answer: right, and in a chunk",
+    [["correct", "P(right)"], ["context", "P(in a chunk)"], ["chunk", "best chunk"]]);
 }
 
 // RAGChecker's claims: one row a claim, one column a probability (coloured) or the rank of its best chunk.
