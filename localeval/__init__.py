@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 from .data.records import Context, Sample  # noqa: E402
 from .distributed import RayOptions  # noqa: E402
 from .errors import InputError, LocalevalError, MetricNameError, ModelError, OutputError  # noqa: E402
-from .judge.options import JudgeOptions  # noqa: E402
+from .judge.config import JudgeOptions  # noqa: E402
 from .metrics import MetricOptions, build_metrics, load_criteria, register_metric  # noqa: E402
 from .metrics.base import Measurement, Skipped  # noqa: E402
 from .pipeline import Result, evaluate, score_file  # noqa: E402

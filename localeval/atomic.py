@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .errors import OutputError
-from .files import make_dirs
+from .files import dumps, make_dirs
 
 JOURNAL_PREFIX = ".localeval-commit."
 _JOURNAL = re.compile(r"^\.localeval-commit\.(\d+)\.json$")
@@ -293,3 +293,15 @@ def _remove(paths: Iterable[Path]) -> None:
 
 def _output_error(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write beside the target, then rename: readers see the old file or the new one, never half of one."""
+    with AtomicFiles(path.parent) as files:
+        with files.open(path.name) as handle:
+            handle.write(text)
+        files.commit()
+
+
+def write_json_atomic(path: Path, payload: Any) -> None:
+    write_text_atomic(path, dumps(payload, indent=2) + "\n")

@@ -113,20 +113,3 @@ def make_dirs(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot create folder {folder}: {exc.strerror or exc}") from None
-
-
-# ---- writing, all or nothing ----------------------------------------------------------------------
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write beside the target, then rename: readers see the old file or the new one, never half of one."""
-    from .atomic import AtomicFiles
-
-    with AtomicFiles(path.parent) as files:
-        with files.open(path.name) as handle:
-            handle.write(text)
-        files.commit()
-
-
-def write_json_atomic(path: Path, payload: Any) -> None:
-    write_text_atomic(path, dumps(payload, indent=2) + "\n")

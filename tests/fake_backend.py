@@ -20,8 +20,8 @@ from localeval.errors import JudgeError
 from localeval.judge import Judge
 from localeval.judge.backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall,
                                      DistributionReply, JsonCall, JsonReply, OnReply, Reply)
-from localeval.judge.kit import JudgeKit
-from localeval.judge.options import JudgeOptions
+from localeval.judge.config import JudgeOptions
+from localeval.model_kit import ModelKit
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
 JsonRule = Callable[[JsonCall], Any]
@@ -125,9 +125,9 @@ class FakeEmbedder:
         return vectors / np.where(norms > 0, norms, 1.0)
 
 
-def fake_kit(backend: FakeBackend, cache: Path, **options: Any) -> JudgeKit:
-    """A JudgeKit whose judge runs `backend` (with a real SQLite cache) and whose embedder is FakeEmbedder."""
-    kit = JudgeKit(JudgeOptions(**{"embedder": FakeEmbedder.name, **options}))
+def fake_kit(backend: FakeBackend, cache: Path, **options: Any) -> ModelKit:
+    """A ModelKit whose judge runs `backend` (with a real SQLite cache) and whose embedder is FakeEmbedder."""
+    kit = ModelKit.of(JudgeOptions(**{"embedder": FakeEmbedder.name, **options}))
     kit._judge = Judge(backend, cache)
     kit._embedders[FakeEmbedder.name] = FakeEmbedder()
     return kit

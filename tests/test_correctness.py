@@ -19,7 +19,7 @@ from localeval.judge.backend import DistributionCall
 from localeval.metrics import JudgeOptions, Measurement, MetricOptions, Skipped, build_metrics
 from localeval.metrics.answer_match import exact_match, normalize_answer, token_f1
 from localeval.metrics.registry import groups
-from localeval.pipeline import measure_rows
+from localeval.scoring import measure_rows
 
 TINY = "smollm2-135m-instruct-q4_1"
 DIAGNOSTICS = ["claim_recall", "context_utilization", "noise_sensitivity", "hallucination", "self_knowledge"]
@@ -73,6 +73,7 @@ def test_chinese_is_compared_character_by_character(answer: str, reference: str,
     assert token_f1(answer, reference)[0] == pytest.approx(f1, abs=1e-12)
 
 
+@pytest.mark.model("all-minilm-l6-v2")
 def test_classical_answer_metrics_end_to_end(embedder) -> None:
     records = [{"id": "a", "question": "q?", "answer": "The Eiffel Tower.", "reference": "eiffel tower"},
                {"id": "b", "question": "q?", "answer": "It opened in 1889.", "reference": "1889"},
@@ -195,6 +196,7 @@ def judge_options(cache: Path, judge: str = TINY) -> MetricOptions:
     return MetricOptions(judge=JudgeOptions(judge=judge, cache=str(cache), n_ctx=2048, n_threads=1))
 
 
+@pytest.mark.model(TINY)
 def test_every_correctness_metric_runs_on_the_tiny_judge_in_english_and_chinese(tmp_path: Path) -> None:
     names = ["answer_correctness", *DIAGNOSTICS, "exact_match", "token_f1", "answer_rouge_l"]
     result = localeval.evaluate(RECORDS, names, judge_options(tmp_path / "c.sqlite"))
@@ -234,6 +236,7 @@ QUALITY = [
 ]
 
 
+@pytest.mark.default_judge
 def test_default_judge_scores_the_right_answer_above_the_wrong_one(tmp_path: Path) -> None:
     records = []
     for i, (question, reference, right, wrong) in enumerate(QUALITY):

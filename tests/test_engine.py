@@ -14,14 +14,15 @@ import pytest
 
 import localeval
 from localeval.judge import Ask, Judge
-from localeval.judge.kit import JudgeKit
 from localeval.judge import llama_batched
 from localeval.judge.llama_batched import BatchedLlamaBackend, _common_prefix
-from localeval.judge.llama_inprocess import LlamaCppBackend
+from localeval.judge.llama_sequential import SequentialLlamaBackend
 from localeval.metrics import JudgeOptions, MetricOptions
 from localeval import models
+from localeval.model_kit import ModelKit
 
-pytestmark = pytest.mark.filterwarnings("ignore:embedder 'all-minilm-l6-v2' is trained on en only")
+pytestmark = [pytest.mark.filterwarnings("ignore:embedder 'all-minilm-l6-v2' is trained on en only"),
+              pytest.mark.model("smollm2-135m-instruct-q4_1")]
 
 TINY = "smollm2-135m-instruct-q4_1"
 METRICS = ["faithfulness", "context_precision"]
@@ -70,13 +71,13 @@ def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> N
     while the micro-batches stay below the row count at which llama.cpp's CPU kernels change (beside 7
     other sequences a token rounds differently: bench/decode_cost.py)."""
     path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
-    kit = JudgeKit(JudgeOptions())
+    kit = ModelKit.of(JudgeOptions())
     target = Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement="Curie died in 1934."))
     others = [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=s))
               for s in ("Curie was born in Paris.", "Curie won an Oscar.")]
     others.append(Ask.json(kit.prompt("statements", "en", question="Who?", answer="Curie was a physicist.")))
     seen = []
-    for backend, asks in ((LlamaCppBackend(path, sha, n_threads=1), [target]),
+    for backend, asks in ((SequentialLlamaBackend(path, sha, n_threads=1), [target]),
                           (BatchedLlamaBackend(path, sha, parallel=2, n_threads=1), [*others, target]),
                           (BatchedLlamaBackend(path, sha, parallel=4, n_threads=1), [others[2], target, *others[:2]])):
         judge = Judge(backend, tmp_path / f"{len(seen)}.sqlite")
@@ -94,7 +95,7 @@ def test_a_shared_prefix_is_decoded_once_then_reused_in_place_or_copied(tmp_path
     import llama_cpp as lc
 
     path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
-    kit = JudgeKit(JudgeOptions())
+    kit = ModelKit.of(JudgeOptions())
     verify = lambda *ss: [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=s))  # noqa: E731
                           for s in ss]
     other = Ask.json(kit.prompt("statements", "en", question="Who?", answer="Curie was a physicist."))
@@ -130,12 +131,12 @@ def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tm
     import llama_cpp as lc
 
     path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
-    kit = JudgeKit(JudgeOptions())
+    kit = ModelKit.of(JudgeOptions())
     answers = ("Curie was a physicist.", "She won two Nobel Prizes.", "She was born in Warsaw.", "She died in 1934.")
     generate = [Ask.json(kit.prompt("statements", "en", question="Who was Curie?", answer=a)) for a in answers]
     verify = [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=a)) for a in answers]
     asks = [x for pair in zip(generate, verify) for x in pair]
-    sequential = Judge(LlamaCppBackend(path, sha, n_threads=1), tmp_path / "s.sqlite")
+    sequential = Judge(SequentialLlamaBackend(path, sha, n_threads=1), tmp_path / "s.sqlite")
     expected = [a.value for a in sequential.ask(asks)]
     sequential.close()
 
@@ -176,29 +177,29 @@ def test_the_cpu_default_follows_the_judges_weights_and_the_memory_its_streams_t
     """16 sequences (generation lanes) for a K-quant judge, read from its GGUF header; 4 for weights the tiled
     kernel does not take (the tiny judge is Q4_1), for streams that would outgrow a quarter of the memory,
     and for a file that is no GGUF (its load reports that)."""
-    from localeval.judge import options
+    from localeval.judge import config
     from localeval.judge.gguf import read_header
 
     tiny = read_header(models.resolve(TINY, "judge"))
     assert tiny.file_type == 3 and not tiny.tiled  # LLAMA_FTYPE_MOSTLY_Q4_1
     # SmolLM2-135M: 30 layers, 3 KV heads of 64 for K and V, f16; llama.cpp's own count of its KV buffer agrees
     assert tiny.kv_bytes_per_token == 30 * 3 * (64 + 64) * 2
-    assert options.parallel_of(JudgeOptions(judge=TINY)) == options.DEFAULT_PARALLEL_CPU == 4
-    assert options.parallel_of(JudgeOptions(judge=TINY, gpu_layers=-1)) == options.DEFAULT_PARALLEL_GPU
-    assert options.parallel_of(JudgeOptions(judge=TINY, parallel=7)) == 7
+    assert config.RunConfig.resolve(JudgeOptions(judge=TINY)).parallel == config.DEFAULT_PARALLEL_CPU == 4
+    assert config.RunConfig.resolve(JudgeOptions(judge=TINY, gpu_layers=-1)).parallel == config.DEFAULT_PARALLEL_GPU
+    assert config.RunConfig.resolve(JudgeOptions(judge=TINY, parallel=7)).parallel == 7
 
     # The same header with the type byte of Q4_K_M (15): a K-quant judge gets the lanes' default.
     patched = _with_file_type(models.resolve(TINY, "judge"), 15)
     kquant = tmp_path / "k.gguf"
     kquant.write_bytes(patched)
     assert read_header(kquant).tiled and read_header(kquant).kv_bytes_per_token == tiny.kv_bytes_per_token
-    assert options.parallel_of(JudgeOptions(judge=str(kquant))) == options.DEFAULT_PARALLEL_CPU_TILED == 16
+    assert config.RunConfig.resolve(JudgeOptions(judge=str(kquant)).parallel) == config.DEFAULT_PARALLEL_CPU_TILED == 16
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    too_long = int(memory * options.KV_SHARE_OF_MEMORY / (16 * tiny.kv_bytes_per_token)) + 512
+    too_long = int(memory * config.KV_SHARE_OF_MEMORY / (16 * tiny.kv_bytes_per_token)) + 512
     assert options.parallel_of(JudgeOptions(judge=str(kquant), n_ctx=too_long)) == 4
     foreign = tmp_path / "x.gguf"
     foreign.write_bytes(patched[:4096])  # a header that breaks off
-    assert options.parallel_of(JudgeOptions(judge=str(foreign))) == 4
+    assert config.RunConfig.resolve(JudgeOptions(judge=str(foreign)).parallel) == 4
 
 
 def _with_file_type(path: Path, file_type: int) -> bytes:

@@ -13,7 +13,7 @@ import pytest
 import localeval
 from localeval.metrics import JudgeOptions, MetricOptions
 from localeval.metrics.answer_relevance import rating_score
-from localeval.metrics.context_quality import precision_weighted
+from localeval.metrics.context_precision_recall import precision_weighted
 
 TINY = "smollm2-135m-instruct-q4_1"
 JUDGE_METRICS = ["faithfulness", "grounding", "answer_relevance", "answer_relevance_rating", "context_relevance",
@@ -57,6 +57,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[localeval.Result
     return localeval.evaluate(RECORDS, metrics=JUDGE_METRICS, options=options(cache)), cache
 
 
+@pytest.mark.model(TINY, "all-minilm-l6-v2", "use-multilingual-v3")
 def test_every_judge_metric_scores_english_and_chinese(tiny_run) -> None:
     result, _ = tiny_run
     for row in result.rows:
@@ -81,6 +82,7 @@ def test_every_judge_metric_scores_english_and_chinese(tiny_run) -> None:
     assert result.summary["judge"]["usage"]["faithfulness"]["calls"] >= 2
 
 
+@pytest.mark.model(TINY, "all-minilm-l6-v2", "use-multilingual-v3")
 def test_second_run_makes_no_model_call_and_gives_identical_numbers(tiny_run) -> None:
     first, cache = tiny_run
     second = localeval.evaluate(RECORDS, metrics=JUDGE_METRICS, options=options(cache))
@@ -89,6 +91,7 @@ def test_second_run_makes_no_model_call_and_gives_identical_numbers(tiny_run) ->
         assert usage["calls"] == 0 and usage["cache_hits"] > 0
 
 
+@pytest.mark.model(TINY)
 def test_missing_fields_are_skipped_with_reasons(tmp_path: Path) -> None:
     records = [{"id": 1, "question": "Why?", "answer": "", "contexts": ["Because."]},
                {"id": 2, "question": "Why?", "contexts": ["Because."]}]
@@ -101,6 +104,7 @@ def test_missing_fields_are_skipped_with_reasons(tmp_path: Path) -> None:
     assert result.summary["metrics"]["faithfulness"]["n"] + result.summary["metrics"]["faithfulness"]["n_skipped"] == 2
 
 
+@pytest.mark.model(TINY)
 def test_long_contexts_are_windowed_not_truncated(tmp_path: Path) -> None:
     long_text = "The Eiffel Tower is in Paris and was completed in 1889. " * 180  # ~10,000 characters
     record = {"id": 1, "question": "When was the Eiffel Tower completed?", "answer": "In 1889.",
@@ -116,6 +120,7 @@ def test_long_contexts_are_windowed_not_truncated(tmp_path: Path) -> None:
     assert row["details"]["context_relevance"]["sentences"] == 180
 
 
+@pytest.mark.model(TINY)
 def test_faithfulness_against_reference_docs(tmp_path: Path) -> None:
     result = localeval.evaluate(RECORDS[:1], metrics=["faithfulness"],
                                 options=options(tmp_path / "c.sqlite", faithfulness_against="reference_docs"))
@@ -125,6 +130,7 @@ def test_faithfulness_against_reference_docs(tmp_path: Path) -> None:
     assert missing.rows[0]["skipped"]["faithfulness"] == "missing field 'reference_docs'"
 
 
+@pytest.mark.default_judge
 def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
     """The 1.5B default judge (the 135M one cannot make this distinction; see test_judge.py)."""
     context = ("Marie Curie was a physicist and chemist born in Warsaw in 1867. She won the Nobel Prize in "
@@ -160,6 +166,7 @@ GROUNDING_CASES = [  # (question, context, faithful answer, the same answer with
 ]
 
 
+@pytest.mark.default_judge
 def test_default_judge_finds_an_unsupported_detail_less_expected(tmp_path: Path) -> None:
     """grounding with the 1.5B default judge: the answer with a substituted or added detail scores lower, in
     English and Chinese (the tiny judge's likelihoods carry no such signal)."""
@@ -181,6 +188,7 @@ def test_default_judge_finds_an_unsupported_detail_less_expected(tmp_path: Path)
     {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected", "faithfulness_verdict": "three-way"},
     {"faithfulness_statements": "sentences", "faithfulness_question": "beside"},
 ])
+@pytest.mark.model(TINY)
 def test_every_faithfulness_variant_runs_in_english_and_chinese(tmp_path: Path, variant: dict) -> None:
     result = localeval.evaluate(RECORDS, metrics=["faithfulness"], options=options(tmp_path / "c.sqlite", **variant))
     for row in result.rows:
@@ -195,6 +203,7 @@ def test_every_faithfulness_variant_runs_in_english_and_chinese(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("statements", ["sentences", "judge"])
+@pytest.mark.model(TINY)
 def test_both_context_recall_statement_sources_run_in_english_and_chinese(tmp_path: Path, statements: str) -> None:
     result = localeval.evaluate(RECORDS, metrics=["context_recall"],
                                 options=options(tmp_path / "c.sqlite", context_recall_statements=statements))
@@ -210,6 +219,7 @@ def test_both_context_recall_statement_sources_run_in_english_and_chinese(tmp_pa
     assert result.summary["settings"]["context_recall"]["statements"] == statements
 
 
+@pytest.mark.model(TINY)
 def test_sentence_and_passage_relevance_probabilities_run_in_english_and_chinese(tmp_path: Path) -> None:
     result = localeval.evaluate(RECORDS, metrics=["context_relevance", "passage_relevance"],
                                 options=options(tmp_path / "c.sqlite", context_relevance_method="probability"))
@@ -222,6 +232,7 @@ def test_sentence_and_passage_relevance_probabilities_run_in_english_and_chinese
         assert row["metrics"]["passage_relevance"] == pytest.approx(sum(p["p"] for p in passages) / 2, abs=1e-5)
 
 
+@pytest.mark.default_judge
 def test_default_judge_ranks_the_passage_with_the_answer_above_one_on_the_same_topic(tmp_path: Path) -> None:
     """passage_relevance with the 1.5B judge, English and Chinese: the passage that answers the question
     beats a passage about the same film that does not (the hard case: a topical match)."""
@@ -244,6 +255,7 @@ def test_default_judge_ranks_the_passage_with_the_answer_above_one_on_the_same_t
         assert answers["p"] >= 0.9 and answers["p"] > topical["p"] + 0.1, row["details"]
 
 
+@pytest.mark.default_judge
 def test_default_judge_finds_the_chunk_that_leads_to_the_reference_more_useful_than_a_topical_one(tmp_path: Path) -> None:
     """context_precision with the 1.5B judge: the chunk that gives the reference answer is useful, and more
     useful than a chunk on the same film that does not (the hard case: a topical match)."""
@@ -261,6 +273,7 @@ def test_default_judge_finds_the_chunk_that_leads_to_the_reference_more_useful_t
     assert answers >= 0.5 and answers > topical + 0.15, row["details"]
 
 
+@pytest.mark.model(TINY)
 def test_an_empty_or_punctuation_only_answer_has_no_checkable_statement(tmp_path: Path) -> None:
     records = [dict(RECORDS[0], id="empty", answer=""), dict(RECORDS[0], id="dots", answer=" ... ?! "),
                dict(RECORDS[1], id="zh-dots", answer="。。。")]

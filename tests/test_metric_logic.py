@@ -17,9 +17,9 @@ from localeval.data.records import sample_from_record
 from localeval.errors import JudgeError, MetricNameError, OptionError
 from localeval.judge import Ask
 from localeval.judge.backend import DistributionCall, JsonCall
-from localeval.metrics import Measurement, MetricOptions, Skipped, build_metrics
+from localeval.metrics import Measurement, Metric, MetricOptions, Skipped, build_metrics
 from localeval.metrics.registry import check_options, groups, parse_name, register_metric
-from localeval.pipeline import measure_rows
+from localeval.scoring import measure_rows
 from localeval.text import split_sentences
 
 
@@ -375,7 +375,7 @@ def test_a_metric_registers_itself_and_is_built_by_name(monkeypatch: pytest.Monk
     monkeypatch.setattr(registry._REGISTRY, "specs", dict(registry._REGISTRY.specs))
 
     @register_metric
-    class QuestionMarks:
+    class QuestionMarks(Metric):
         """Question marks in the answer."""
 
         name = "question_marks"
@@ -392,7 +392,9 @@ def test_a_metric_registers_itself_and_is_built_by_name(monkeypatch: pytest.Monk
     assert metric.measure([sample_from_record(dict(RECORD, answer="Why? How?"))])[0].values == {"question_marks": 2.0}
     assert "question_marks" in groups()["all"]
     with pytest.raises(ValueError, match="already registered"):
-        register_metric(type("Other", (), {"name": "faithfulness"}))
+        register_metric(type("Other", (Metric,), {"name": "faithfulness"}))
+    with pytest.raises(ValueError, match="subclass localeval.metrics.Metric"):
+        register_metric(type("Loose", (), {"name": "loose", "measure": lambda self, samples: []}))
 
 
 def test_a_value_no_mean_could_take_becomes_a_visible_skip(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -403,7 +405,7 @@ def test_a_value_no_mean_could_take_becomes_a_visible_skip(monkeypatch: pytest.M
     monkeypatch.setattr(registry._REGISTRY, "specs", dict(registry._REGISTRY.specs))
 
     @register_metric
-    class Wild:
+    class Wild(Metric):
         """The answer's length, or something no mean can take."""
 
         name = "wild"

@@ -4,7 +4,7 @@
 It answers as the in-process judge does on the same GGUF, its JSON always parses, `localeval score
 --judge-url` works end to end, and a server killed mid-run gives skips with their reason or a clean stop,
 after which a restarted server (on another port) resumes the run without repeating a finished call.
-Run under the model lock: the server is a llama.cpp process.
+Marked `model`, so it runs under the model lock (tests/conftest.py takes it): the server is a llama.cpp process.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from localeval.cli import cli
 from localeval.errors import JudgeServerError
 from localeval.judge import Ask, Judge, http_client, load_judge
 from localeval.judge.llama_server import local_server
-from localeval.judge.options import JudgeOptions, open_judge
+from localeval.judge import JudgeOptions, open_judge
 from localeval.judge.prompts import load_prompt
 from localeval.metrics import MetricOptions
 from localeval.models import find
@@ -32,6 +32,7 @@ from test_judge import ADVERSARIAL_ANSWERS, SMALL_SCHEMA
 from .conftest import cached_calls
 
 TINY = "smollm2-135m-instruct-q4_1"
+pytestmark = pytest.mark.model(TINY)
 N_CTX = 2048
 # Measured (SmolLM2 Q4_1, llama-cpp-python 0.3.36): largest |ΔP| 1.1e-4 between the two paths on this
 # fixture with 1 thread, 6.7e-5 over 60 HaluEval and UHGEval verdicts with 2 threads

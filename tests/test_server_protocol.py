@@ -6,7 +6,6 @@ server runs in test_server_judge.py."""
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from localeval.errors import JudgeError, JudgeServerError, OptionError
 from localeval.judge import http_client
 from localeval.judge.backend import ContinuationCall, DistributionCall, JsonCall
 from localeval.judge.llama_server import free_port
-from localeval.judge.options import JudgeOptions, open_judge, parallel_of
+from localeval.judge import JudgeOptions, RunConfig, open_judge
 from localeval.judge.server import ServerBackend
 
 MESSAGES = [{"role": "system", "content": "Answer Yes or No."}, {"role": "user", "content": "Is the sky blue today?"}]
@@ -129,14 +128,13 @@ def test_a_server_gone_for_a_whole_round_stops_the_run_cleanly() -> None:
 
 
 def test_calls_run_concurrently_up_to_parallel_and_replies_keep_their_order() -> None:
-    script = Script(delay=0.2)
+    script = Script(hold_until=4)  # no answer until four calls are in flight at once
     with fake_openai_server(script) as url:
         server = backend(url, parallel=4)
         texts = [server.render([{"role": "user", "content": "q " * (i + 1)}]) for i in range(8)]
-        started = time.perf_counter()
         replies = server.run([DistributionCall(t, YES_NO, "verify") for t in texts])
-        elapsed = time.perf_counter() - started
-    assert script.max_in_flight == 4 and elapsed < 8 * 0.2 * 0.75
+    assert script.hold_until == 0  # four were in flight together (a client sending fewer never opens the hold)
+    assert script.max_in_flight == 4  # and never more
     assert [r.stats.prompt_tokens for r in replies] == [i + 1 + 5 for i in range(8)]  # the fake's usage, in order
 
 
@@ -210,9 +208,9 @@ def test_bad_server_options_are_one_line_errors(tmp_path: Path) -> None:
 
 
 def test_requests_in_flight_default_to_the_servers_not_the_devices() -> None:
-    assert parallel_of(JudgeOptions(judge_url="http://x/v1")) == 4  # server.DEFAULT_PARALLEL
-    assert parallel_of(JudgeOptions(judge_url="http://x/v1", gpu_layers=-1)) == 4  # the GPU is the server's
-    assert parallel_of(JudgeOptions(judge_url="http://x/v1", parallel=8)) == 8
+    assert RunConfig.resolve(JudgeOptions(judge_url="http://x/v1")).parallel == 4  # config.DEFAULT_PARALLEL_SERVER
+    assert RunConfig.resolve(JudgeOptions(judge_url="http://x/v1", gpu_layers=-1)).parallel == 4  # the GPU is the server's
+    assert RunConfig.resolve(JudgeOptions(judge_url="http://x/v1", parallel=8)).parallel == 8
 
 
 def test_score_with_an_unreachable_server_is_one_line_and_exit_2(tmp_path: Path, example_path: Path) -> None:

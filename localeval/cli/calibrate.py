@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from ..errors import OptionError
-from ..files import check_output_file, write_json_atomic
+from ..atomic import write_json_atomic
+from ..files import check_output_file
 from ..results.writer import CALIBRATION_FILE
 from .errors import user_errors
 from .options import pairs_callback

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..files import check_output_file, write_json_atomic
+from ..atomic import write_json_atomic
+from ..files import check_output_file
 from .errors import user_errors
 from .options import OutPath, interval_options, pairs_callback, run_labels
 

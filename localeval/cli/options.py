@@ -10,7 +10,7 @@ from typing import Any, Callable
 import click
 
 from ..errors import OptionError
-from ..judge.options import JudgeOptions
+from ..judge.config import JudgeOptions
 from ..settings import parse_pairs
 
 Command = Callable[..., Any]
@@ -59,6 +59,9 @@ def judge_options(command: Command) -> Command:
                      "server's API key (sent as a bearer token; never stored)."),
         click.option("--judge-sha256", metavar="HEX", help="With --judge-url: the sha256 of the served GGUF, so that "
                      "cached answers name the exact weights."),
+        click.option("--judge-backend", "backend", metavar="NAME", help="What runs the judge: sequential, batched, "
+                     "server, or a plugin's backend (entry-point group localeval.backends). Default: server with "
+                     "--judge-url, else batched, or sequential with --parallel 1."),
     ]
     for option in reversed(options):
         command = option(command)

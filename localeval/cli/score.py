@@ -44,7 +44,7 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
     """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
     from ..metrics import MetricOptions
     from ..pipeline import Labelled, score_file, score_trec
-    from ..results.verdicts import CHUNK_DETAILS
+    from ..results.verdicts import chunk_metrics
     from ..stats.calibration import run_verdict_thresholds
     from .tables import calibrate_hint, ppi_table, summary_table
 
@@ -70,7 +70,7 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
         click.echo(summary_table(summary["metrics"]))
         if "ppi" in summary:
             click.echo("\n" + ppi_table(summary["ppi"]))
-        if any(metric in CHUNK_DETAILS for metric in summary["metrics"]):
+        if any(metric in chunk_metrics() for metric in summary["metrics"]):
             hint = calibrate_hint(out_dir, run_verdict_thresholds(out_dir))
             if hint:
                 click.echo("\n" + hint, err=True)

@@ -4,7 +4,7 @@ A team scoring 100k-1M samples outgrows one machine; Ray Data's `map_batches` ov
 established way to run batch inference on a cluster, so localeval does not write a distribution layer of
 its own. The driver validates the input, Ray Data hands chunks of samples to the actors (each loads the
 judge and embedder once), and the rows come back to the driver, which writes them in input order through
-the same `pipeline.write_results` as a single-process run.
+the same `scoring.write_results` as a single-process run.
 
 - `ray_runner.py`: the driver (connect or start Ray, check every node, stream, reorder, write);
 - `actors.py`: what runs on the cluster (the scoring actor, the input feeder, the cache sink);

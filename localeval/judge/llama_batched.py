@@ -32,7 +32,7 @@ memory-bound, so N sequences cost little more than one. This backend drives llam
   which round as pieces do, below).
 
 The model, tokenizer, chat template and answer-word ids are shared with the sequential backend
-(llama_inprocess.LlamaModel). Per-call seconds are the decode time shared out by tokens, so they add
+(llama_model.LlamaModel). Per-call seconds are the decode time shared out by tokens, so they add
 up to the engine's wall time.
 
 Why a stream per sequence: llama.cpp sums attention over KV cells with SIMD lanes assigned by cell
@@ -67,7 +67,8 @@ from ..errors import JudgeError
 from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, JsonCall, OnReply, Reply,
                       log_softmax_at, prompt_too_long)
 from .grammar import strict_json_gbnf
-from .llama_inprocess import JsonDecoding, LlamaModel
+from .backends import register_backend
+from .llama_model import JsonDecoding, LlamaModel
 
 #: A call waits for a busy slot when that slot's prompt shares this many more tokens with it than any idle
 #: slot holds (on a CPU); and a shorter share with an idle slot counts as none when choosing one.
@@ -113,10 +114,16 @@ class _Slot:
     used: int = 0  # when the slot last finished a call (a counter), to reuse the stalest one first
 
 
+@register_backend
 class BatchedLlamaBackend(LlamaModel):
     """Implements JudgeBackend; `parallel` sequences in flight. Not thread-safe."""
 
+    name = "batched"
     engine = "llama.cpp batched"
+
+    @classmethod
+    def configured(cls, config: Any) -> dict[str, Any]:
+        return {"parallel": config.parallel}
 
     def __init__(self, model_path: Path, model_sha256: str, *, parallel: int = 4, n_ctx: int = 4096,
                  copy_prefixes: bool | None = None, **options: Any) -> None:

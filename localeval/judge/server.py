@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -39,12 +40,14 @@ from urllib.parse import urlsplit
 from ..errors import JudgeError, JudgeServerError, OptionError
 from .backend import (Call, CallStats, ContinuationCall, DistributionCall, DistributionReply, JsonCall, JsonReply, OnReply, Reply,
                       logsumexp, own_tokens, prompt_too_long, spellings)
+from .backends import register_backend
+from .config import DEFAULT_PARALLEL_SERVER as DEFAULT_PARALLEL
+from .config import RunConfig
 from .http_client import JsonHttp, ServerCallError
 
 #: First-token alternatives asked for, most first: 100 (llama.cpp servers; vLLM with --max-logprobs 100),
 #: else 20 (OpenAI's maximum and vLLM's default --max-logprobs).
 TOP_LOGPROBS = (100, 20)
-DEFAULT_PARALLEL = 4
 ENGINE = "OpenAI-compatible server"
 #: Decoding as the in-process judge decodes: greedy, no repetition penalty (llama.cpp servers default to 1.1).
 GREEDY = {"temperature": 0.0, "repeat_penalty": 1.0}
@@ -63,10 +66,37 @@ TOKENIZERS: tuple[tuple[str, str, Callable[[str, str], dict[str, Any]]], ...] = 
 )
 
 
+@register_backend
 class ServerBackend:
     """An OpenAI-compatible server behind the JudgeBackend protocol; `run` is the only concurrent part."""
 
+    name = "server"
     engine = ENGINE
+
+    @classmethod
+    def check(cls, config: RunConfig) -> None:
+        """The server options, checked without a request: one judge, a URL's form, a sha256's form."""
+        options = config.options
+        if options.judge:
+            raise OptionError("--judge names a model file to load here and --judge-url a server that runs one; "
+                              "give only one")
+        if not options.judge_url:
+            raise OptionError("--judge-backend server needs --judge-url, the server's address")
+        check_url(options.judge_url)
+        if options.judge_sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", options.judge_sha256):
+            raise OptionError(f"--judge-sha256 '{options.judge_sha256}' is not a sha256 (64 hexadecimal digits)")
+
+    @classmethod
+    def open(cls, config: RunConfig, cache: Any = None) -> ServerBackend:
+        from ..settings import secret_from_env
+
+        cls.check(config)
+        options = config.options
+        api_key = (secret_from_env(options.judge_api_key_env, "--judge-api-key-env")
+                   if options.judge_api_key_env else None)
+        return cls(options.judge_url or "", model=options.judge_model, api_key=api_key,
+                   model_sha256=options.judge_sha256.lower() if options.judge_sha256 else None,
+                   n_ctx=options.n_ctx, seed=options.seed, parallel=config.parallel)
 
     def __init__(self, url: str, *, model: str | None = None, api_key: str | None = None,
                  model_sha256: str | None = None, n_ctx: int = 4096, seed: int = 0, parallel: int = DEFAULT_PARALLEL,
@@ -224,7 +254,7 @@ class ServerBackend:
                                         "json_schema": {"name": "localeval", "strict": True, "schema": schema}}}
         from .grammar import strict_json_gbnf
 
-        text = json.dumps(schema)  # the schema's own key order, as the in-process grammar (llama_inprocess)
+        text = json.dumps(schema)  # the schema's own key order, as the in-process grammar (llama_sequential)
         if text not in self._grammars:
             self._grammars[text] = strict_json_gbnf(text)
         return {"grammar": self._grammars[text]}

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import MetricNameError
-from ..judge.kit import JudgeKit
-from ..judge.options import JudgeOptions
-from .base import Measurement, Metric, MetricContext, Outcome, Skipped
+from ..judge.config import JudgeOptions
+from ..model_kit import ModelKit
+from .base import ChunkDetails, Measurement, Metric, MetricContext, MetricOption, Outcome, Skipped
 from .criteria import load_criteria
-from .registry import MetricOption, check_options, expand_names, groups, name_forms, parse_name, register_metric, specs
+from .judged import Flow, JudgeMetric
+from .registry import check_options, expand_names, groups, name_forms, parse_name, register_metric, specs
 
 
 class MetricOptions:
@@ -34,7 +35,7 @@ class MetricOptions:
 
 
 def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = None,
-                  kit: JudgeKit | None = None) -> list[Metric]:
+                  kit: ModelKit | None = None) -> list[Metric]:
     """Parse metric names (or groups) into metric objects, the criteria of `options.criteria` after them;
     unknown names raise MetricNameError, bad option values OptionError and bad criteria CriterionError, all
     before any model is loaded. `kit` supplies the run's models (default: loaded from options.judge on
@@ -44,18 +45,17 @@ def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = Non
     names = expand_names(spec) if spec or not criteria else []
     names += [name for name in criteria if name not in names]
     parsed = [parse_name(name) for name in names]
-    context = MetricContext(check_options(dict(options.values)), kit or JudgeKit(options.judge))
+    context = MetricContext(check_options(dict(options.values)), kit or ModelKit.of(options.judge))
     metrics: list[Metric] = []
     for name, (metric_spec, k) in zip(names, parsed):
-        create = getattr(metric_spec.cls, "create", None)
-        metric = create(context, k) if create is not None else (metric_spec.cls() if k is None else metric_spec.cls(k))
-        if getattr(metric, "name", None) != name:
-            raise MetricNameError(f"metric class {metric_spec.cls.__name__} built '{getattr(metric, 'name', None)}' "
-                                  f"for '{name}'; its `name` must be the canonical name")
+        metric = metric_spec.cls.create(context, k)
+        if metric.name != name:
+            raise MetricNameError(f"metric class {metric_spec.cls.__name__} built '{metric.name}' for '{name}'; its "
+                                  "`name` must be the canonical name")
         metrics.append(metric)
     return metrics
 
 
-__all__ = ["JudgeOptions", "Measurement", "Metric", "MetricContext", "MetricOption", "MetricOptions", "Outcome",
-           "Skipped", "build_metrics", "expand_names", "groups", "load_criteria", "name_forms", "register_metric",
-           "specs"]
+__all__ = ["ChunkDetails", "Flow", "JudgeMetric", "JudgeOptions", "Measurement", "Metric", "MetricContext",
+           "MetricOption", "MetricOptions", "Outcome", "Skipped", "build_metrics", "expand_names", "groups",
+           "load_criteria", "name_forms", "register_metric", "specs"]

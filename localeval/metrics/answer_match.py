@@ -24,7 +24,7 @@ import numpy as np
 
 from ..data.records import Sample
 from ..text import CJK_LETTERS, has_cjk
-from .base import Measurement, MetricContext, Outcome
+from .base import Measurement, Metric, MetricContext, Outcome
 from .registry import register_metric
 from .rouge import RougeL
 
@@ -68,7 +68,7 @@ def token_f1(answer: str, reference: str) -> tuple[float, float, float]:
     return 2 * precision * recall / (precision + recall), precision, recall
 
 
-class _AnswerMetric:
+class _AnswerMetric(Metric):
     """A classical metric of the answer against the reference: one value (or a few) per sample."""
 
     name = ""
@@ -134,7 +134,7 @@ class AnswerRougeL(RougeL):
 
 
 @register_metric
-class AnswerSimilarity:
+class AnswerSimilarity(Metric):
     """Cosine similarity of the answer's and the reference's embeddings (Ragas' answer_similarity)."""
 
     name = "answer_similarity"

@@ -18,10 +18,10 @@ import numpy as np
 
 from ..data.records import Sample
 from ..judge.facade import RATINGS, Ask
-from ..judge.kit import JudgeKit
-from .base import Measurement, MetricContext, Outcome
+from ..model_kit import ModelKit
+from .base import Measurement, MetricContext, MetricOption, Outcome
 from .judged import Flow, JudgeMetric
-from .registry import MetricOption, register_metric
+from .registry import register_metric
 
 
 @register_metric
@@ -41,7 +41,7 @@ class AnswerRelevance(JudgeMetric):
     def create(cls, context: MetricContext, k: int | None) -> AnswerRelevance:
         return cls(context.kit, n_questions=context.options["n_questions"])
 
-    def __init__(self, kit: JudgeKit, n_questions: int = 3) -> None:
+    def __init__(self, kit: ModelKit, n_questions: int = 3) -> None:
         if n_questions < 1:
             raise ValueError("answer_relevance needs at least one generated question")
         super().__init__(kit)
@@ -50,7 +50,7 @@ class AnswerRelevance(JudgeMetric):
     def settings(self) -> dict[str, Any]:
         return {"n_questions": self.n, "embedder": self.kit.embedder_settings(), **super().settings()}
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         prompt = self.kit.prompt("questions", lang, answer=sample.answer or "", n=self.n)
         schema = copy.deepcopy(prompt.schema)
         schema["properties"]["questions"].update(minItems=self.n, maxItems=self.n)
@@ -79,7 +79,7 @@ class AnswerRelevanceRating(JudgeMetric):
     def settings(self) -> dict[str, Any]:
         return {"scale": "1-5, (E-1)/4", **super().settings()}
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         prompt = self.kit.prompt("relevance_rating", lang, question=sample.question, answer=sample.answer or "")
         (answer,) = yield [Ask.choice(prompt, RATINGS)]
         dist = answer.value

@@ -25,11 +25,11 @@ from typing import Any
 
 from ..data.records import Sample
 from ..judge.facade import Ask
-from ..judge.kit import JudgeKit
+from ..model_kit import ModelKit
 from ..text import split_sentences
-from .base import Measurement, MetricContext, Outcome, Skipped
+from .base import ChunkDetails, Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, threshold_of
-from .registry import MetricOption, check_choices, register_metric
+from .registry import register_metric
 from .steps import best_of_windows
 
 METHODS = ("list", "probability")
@@ -48,7 +48,7 @@ class ContextRelevance(VerdictMetric):
     def create(cls, context: MetricContext, k: int | None) -> ContextRelevance:
         return cls(context.kit, method=context.options["context_relevance_method"], threshold=threshold_of(context, cls.name))
 
-    def __init__(self, kit: JudgeKit, method: str = "list", threshold: float = THRESHOLD) -> None:
+    def __init__(self, kit: ModelKit, method: str = "list", threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (method, METHODS))
         super().__init__(kit, threshold)
         self.method = method
@@ -56,7 +56,7 @@ class ContextRelevance(VerdictMetric):
     def settings(self) -> dict[str, Any]:
         return {"method": self.method, **super().settings()}
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         sentences = [s for c in sample.contexts or () for s in split_sentences(c.text)]
         if not sentences:
             return Skipped("contexts have no text")
@@ -119,8 +119,9 @@ class PassageRelevance(VerdictMetric):
 
     name = "passage_relevance"
     requires = ("contexts",)
+    chunk_details = ChunkDetails("passages", label="relevant", in_order=False)
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         ranked = [(rank, c) for rank, c in enumerate(sample.contexts or (), start=1) if c.text.strip()]
         contexts = [c for _, c in ranked]
         if not contexts:

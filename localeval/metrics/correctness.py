@@ -26,10 +26,10 @@ from typing import Any, Collection, Sequence
 
 from ..data.records import Context, Sample
 from ..judge.injection import screen
-from ..judge.kit import JudgeKit
-from .base import Measurement, MetricContext, Outcome, Skipped
+from ..model_kit import ModelKit
+from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, JudgeMetric, gather
-from .registry import MetricOption, check_choices, register_metric
+from .registry import register_metric
 from .steps import entailed, sentence_statements, statements_of, support
 
 STATEMENTS = ("sentences", "judge")
@@ -56,14 +56,14 @@ class ClaimVerdicts:
     reference_in_chunks: list[list[float]] | None = None
 
 
-def claims_of(kit: JudgeKit, lang: str, question: str, text: str, statements: str) -> Flow[list[str]]:
+def claims_of(kit: ModelKit, lang: str, question: str, text: str, statements: str) -> Flow[list[str]]:
     """A text's claims: its own sentences, or the judge's decomposition."""
     if statements == "sentences":
         return sentence_statements(text)
     return (yield from statements_of(kit, lang, question, text))
 
 
-def claim_verdicts(kit: JudgeKit, lang: str, sample: Sample, statements: str,
+def claim_verdicts(kit: ModelKit, lang: str, sample: Sample, statements: str,
                    wanted: Collection[str]) -> Flow[ClaimVerdicts | Skipped]:
     """The claims of the answer and of the reference that the `wanted` verdict sets are about, then those
     verdicts, all asked together in one round. Skipped when the reference has no checkable statement, or
@@ -99,7 +99,7 @@ def _nothing() -> Flow[list[str]]:
     yield  # makes this a generator
 
 
-def _against(kit: JudgeKit, lang: str, question: str, claims: Sequence[str], text: str, against: str) -> Flow[list[float]]:
+def _against(kit: ModelKit, lang: str, question: str, claims: Sequence[str], text: str, against: str) -> Flow[list[float]]:
     """P(each claim is stated by `text`), the question beside it; `against` says whether the text is the
     reference (is the claim correct?) or the answer (does the answer say it?)."""
     if not claims:
@@ -109,7 +109,7 @@ def _against(kit: JudgeKit, lang: str, question: str, claims: Sequence[str], tex
     return probs
 
 
-def _in_chunks(kit: JudgeKit, lang: str, claims: Sequence[str], chunks: Sequence[Context]) -> Flow[list[list[float]]]:
+def _in_chunks(kit: ModelKit, lang: str, claims: Sequence[str], chunks: Sequence[Context]) -> Flow[list[list[float]]]:
     """P(each claim is supported by each chunk), as faithfulness asks it of all the contexts at once."""
     if not claims:
         return []
@@ -128,7 +128,7 @@ class ClaimMetric(JudgeMetric):
     def create(cls, context: MetricContext, k: int | None) -> ClaimMetric:
         return cls(context.kit, statements=context.options["correctness_statements"])
 
-    def __init__(self, kit: JudgeKit, statements: str = "sentences") -> None:
+    def __init__(self, kit: ModelKit, statements: str = "sentences") -> None:
         check_choices(self.name, (statements, STATEMENTS))
         super().__init__(kit)
         self.statements = statements
@@ -136,7 +136,7 @@ class ClaimMetric(JudgeMetric):
     def settings(self) -> dict[str, Any]:
         return {"statements": self.statements, **super().settings()}
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         verdicts = yield from claim_verdicts(self.kit, lang, sample, self.statements, self.wanted)
         if isinstance(verdicts, Skipped):
             return verdicts

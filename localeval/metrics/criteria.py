@@ -46,6 +46,7 @@ from ..errors import LocalevalError
 from ..judge.facade import Ask
 from .base import Measurement, Outcome
 from .judged import Flow, JudgeMetric
+from .registry import after_loading, register_metric, spec_of
 
 PREFIX = "criteria."
 ENTRY_POINT_GROUP = "localeval.criteria"
@@ -198,13 +199,9 @@ def load_criteria(paths: Iterable[str | Path]) -> list[str]:
 def register_criterion(criterion: Criterion) -> str:
     """Register one criterion as the metric criteria.NAME (after the built-ins and the shipped examples, so a
     file that reuses one of their names is refused, whichever is loaded first)."""
-    from .registry import _REGISTRY, _load, register_metric
-
-    _load()
-
-    existing = _REGISTRY.specs.get(criterion.metric)
+    existing = spec_of(criterion.metric)
     if existing is not None:
-        known = getattr(existing.cls, "criterion", None)
+        known = existing.cls.criterion if issubclass(existing.cls, CriterionMetric) else None
         if known is not None and known.sha256 == criterion.sha256:
             return criterion.metric
         where = known.source if known is not None else existing.cls.__module__
@@ -236,6 +233,19 @@ def packaged_criteria() -> list[Path]:
     return [file for folder in folders if folder.is_dir() for file in sorted(folder.glob("*.toml"))]
 
 
+@after_loading
+def _register_packaged() -> None:
+    """The shipped examples and plugins' criteria join the registry with the built-in metrics; a broken
+    file is reported and left out."""
+    import warnings
+
+    for file in packaged_criteria():
+        try:
+            load_criteria([file])
+        except LocalevalError as exc:
+            warnings.warn(f"criteria file {file} is left out: {exc}", stacklevel=2)
+
+
 def check_levels(criteria: Sequence[Criterion], vocabulary: set[str] | None, judge: str) -> None:
     """Each level of a levels criterion must be one token of the judge's vocabulary, distinct from the
     others (CriterionError naming the criterion and the level); no check without a vocabulary (a server)."""
@@ -257,7 +267,7 @@ class CriterionMetric(JudgeMetric):
     def settings(self) -> dict[str, Any]:
         return {**self.criterion.settings(), **super().settings()}
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         criterion = self.criterion
         wording = criterion.wording.get(lang)
         if wording is None:  # the pipeline refuses such input up front (language_check); a sample given

@@ -37,10 +37,10 @@ from typing import Any
 
 from ..data.records import Sample
 from ..judge.injection import screen
-from ..judge.kit import JudgeKit
-from .base import Measurement, MetricContext, Outcome, Skipped
+from ..model_kit import ModelKit
+from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
-from .registry import MetricOption, check_choices, register_metric
+from .registry import register_metric
 from .steps import VERDICTS, passages_for, sentence_statements, statements_of, support
 
 AGAINST = ("contexts", "reference_docs")
@@ -78,7 +78,7 @@ class Faithfulness(VerdictMetric):
                    evidence=o["faithfulness_evidence"], verdict=o["faithfulness_verdict"],
                    question=o["faithfulness_question"], threshold=threshold_of(context, cls.name))
 
-    def __init__(self, kit: JudgeKit, against: str = "contexts", statements: str = "sentences", evidence: str = "context",
+    def __init__(self, kit: ModelKit, against: str = "contexts", statements: str = "sentences", evidence: str = "context",
                  verdict: str = "two-way", question: str = "none", threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE),
                       (verdict, tuple(VERDICTS)), (question, QUESTION))
@@ -91,7 +91,7 @@ class Faithfulness(VerdictMetric):
         return {"against": self.against, "statements": self.statements, "evidence": self.evidence,
                 "verdict": self.verdict, "question": self.question, **super().settings()}
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         screened = screen(sample.answer or "")
         answer = screened.text
         decomposed = (yield from statements_of(self.kit, lang, sample.question, answer)) if self.statements != "sentences" else []

@@ -71,7 +71,7 @@ class Grounding(JudgeMetric):
     def settings(self) -> dict[str, Any]:
         return {"lowest_share": LOWEST_SHARE, **super().settings()}
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         screened = screen(sample.answer or "")
         answer = screened.text.strip()
         if not answer:

@@ -1,11 +1,11 @@
 """What the judge metrics share: flows driven in lockstep over a window of samples, the language choice,
-per-sample accounting and judge-error handling. The models come from the run's JudgeKit (judge/kit.py);
+per-sample accounting and judge-error handling. The models come from the run's ModelKit (model_kit.py);
 the steps several metrics are built from (statements, support) are in steps.py.
 
 A judge metric writes its per-sample logic as a *flow*: a generator that yields the list of questions
 (`Ask`s) it needs next and receives their answers, then returns the sample's outcome:
 
-    def _flow(self, sample, lang):
+    def flow(self, sample, lang):
         statements = yield from statements_of(self.kit, lang, sample.question, sample.answer)
         answers = yield [Ask.yes_no(...) for statement in statements]
         return Measurement(...)
@@ -25,9 +25,8 @@ from ..data.records import Sample
 from ..errors import JudgeError, OptionError
 from ..judge.backend import CallStats
 from ..judge.facade import Answer, Ask, Judge
-from ..judge.kit import JudgeKit
-from .base import Measurement, MetricContext, Outcome, Skipped
-from .registry import MetricOption
+from ..model_kit import ModelKit
+from .base import Measurement, Metric, MetricContext, MetricOption, Outcome, Skipped
 
 #: A statement counts as supported, a chunk as useful, when the judge's probability is at least this,
 #: unless --verdict-threshold says otherwise.
@@ -201,28 +200,26 @@ def drive(judge: Judge | Callable[[], Judge], flows: Sequence[Flow[Outcome]]) ->
     return [(outcome, stats) for outcome, stats in zip(outcomes, spent)]  # type: ignore[misc]
 
 
-class JudgeMetric:
-    """The base of judge metrics: subclasses implement `_flow(sample, lang)`."""
+class JudgeMetric(Metric):
+    """The base of judge metrics: a subclass writes `flow(sample, lang)`, and the pipeline drives the flows
+    of every judge metric of a run together (measure_together)."""
 
-    name = ""
-    columns: tuple[str, ...] = ()
-    requires: tuple[str, ...] = ()
     groups: tuple[str, ...] = ("judge",)
-    #: Tells the pipeline to score in small windows (live progress, every finished window cached) rather
-    #: than in the big batches cheap metrics use.
-    slow = True
-    #: The models this metric loads (from the run's JudgeKit): a Ray actor loads them when it starts and a
-    #: cluster run checks every node has them before scoring.
     models: tuple[str, ...] = ("judge",)
+    kit: ModelKit
 
     @classmethod
     def create(cls, context: MetricContext, k: int | None) -> JudgeMetric:
         return cls(context.kit)
 
-    def __init__(self, kit: JudgeKit) -> None:
+    def __init__(self, kit: ModelKit) -> None:
         self.kit = kit
         self.columns = self.columns or (self.name,)
         self._total: CallStats | None = None
+
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+        """One sample's questions to the judge, stage by stage, and its outcome (see the module's docstring)."""
+        raise NotImplementedError
 
     def settings(self) -> dict[str, Any]:
         return dict(self.kit.options.settings())
@@ -243,9 +240,6 @@ class JudgeMetric:
         (outcomes,) = measure_together([(self, samples)])
         return outcomes
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        raise NotImplementedError
-
 
 class VerdictMetric(JudgeMetric):
     """A judge metric that counts verdicts as yes at P ≥ `threshold` (--verdict-threshold, default 0.5)."""
@@ -256,7 +250,7 @@ class VerdictMetric(JudgeMetric):
     def create(cls, context: MetricContext, k: int | None) -> JudgeMetric:
         return cls(context.kit, threshold=threshold_of(context, cls.name))
 
-    def __init__(self, kit: JudgeKit, threshold: float = THRESHOLD) -> None:
+    def __init__(self, kit: ModelKit, threshold: float = THRESHOLD) -> None:
         super().__init__(kit)
         self.threshold = _probability(str(threshold), threshold, "threshold")
 
@@ -288,7 +282,7 @@ def measure_together(work: Sequence[tuple[JudgeMetric, Sequence[Sample]]]) -> li
     order = sorted(((k, j) for k, (_, samples) in enumerate(work) for j in range(len(samples))),
                    key=lambda kj: (rank[work[kj[0]][1][kj[1]].id], kj[0]))
     langs = {(k, j): kit.lang(work[k][1][j]) for k, j in order}
-    results = drive(lambda: kit.judge, [work[k][0]._flow(work[k][1][j], langs[k, j]) for k, j in order])
+    results = drive(lambda: kit.judge, [work[k][0].flow(work[k][1][j], langs[k, j]) for k, j in order])
     measured: list[list[Outcome | None]] = [[None] * len(samples) for _, samples in work]
     for (k, j), (outcome, used) in zip(order, results):
         work[k][0].add_usage(used)

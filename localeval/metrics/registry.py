@@ -17,59 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import MetricNameError, OptionError
+from .base import Metric, MetricOption, check_choices
+
+__all__ = ["MetricOption", "MetricSpec", "check_choices", "register_metric", "specs"]
 
 ENTRY_POINT_GROUP = "localeval.metrics"
 #: Imported in this order, which is the order of `localeval metrics`, of the groups and of the columns.
 BUILTIN_MODULES = ("retrieval", "rouge", "answer_match", "faithfulness", "grounding", "answer_relevance",
-                   "context_relevance", "context_quality", "correctness", "diagnostics", "criteria")
+                   "context_relevance", "context_precision_recall", "correctness", "diagnostics", "criteria")
 CUTOFFS = ("none", "optional", "required")
 _CUTOFF = re.compile(r"[1-9][0-9]*")
-
-
-@dataclass(frozen=True)
-class MetricOption:
-    """A setting that changes a metric's values. It becomes the CLI flag --NAME (with dashes) and a
-    keyword of MetricOptions, and its value is recorded in the summary through the metric's settings."""
-
-    name: str
-    default: Any
-    help: str
-    choices: tuple[str, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-    #: For a value with a grammar of its own (--verdict-threshold): reads the given value into what metrics
-    #: receive, raising OptionError on a bad one. The flag then takes text.
-    parse: Callable[[Any], Any] | None = None
-    metavar: str | None = None  # how --help names a `parse` option's value
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    def check(self, value: Any) -> Any:
-        """The value if it is allowed (as `parse` reads it, when there is one); OptionError naming the flag
-        otherwise."""
-        if self.parse is not None:
-            return self.parse(value)
-        if self.choices is not None and value not in self.choices:
-            raise OptionError(f"{self.flag} '{value}' is not one of {', '.join(self.choices)}")
-        if isinstance(self.default, bool):
-            if not isinstance(value, bool):
-                raise OptionError(f"{self.flag} must be true or false, got {value!r}")
-        elif isinstance(self.default, int):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise OptionError(f"{self.flag} must be an integer, got {value!r}")
-            if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
-                raise OptionError(f"{self.flag} {value} is outside {self.minimum}..{self.maximum}")
-        return value
-
-
-def check_choices(metric: str, *values: tuple[str, Sequence[str]]) -> None:
-    """ValueError for a (value, allowed) pair whose value is not allowed: a metric built in Python gets the
-    check that MetricOption.check gives the CLI and MetricOptions."""
-    for value, allowed in values:
-        if value not in allowed:
-            raise ValueError(f"{metric} option {value!r} is not one of {', '.join(allowed)}")
 
 
 @dataclass(frozen=True)
@@ -101,40 +58,41 @@ class MetricSpec:
 @dataclass
 class _Registry:
     specs: dict[str, MetricSpec] = field(default_factory=dict)
+    hooks: list[Callable[[], None]] = field(default_factory=list)
     loaded: bool = False
 
 
 _REGISTRY = _Registry()
 
 
-def register_metric(cls: type) -> type:
-    """Class decorator: register a metric from its class attributes.
-
-    Required: `name` (the canonical base name) and `columns` (or a `columns` set per instance for metrics
-    with a cutoff), `requires`, and `measure(samples)` / `settings()` as in `base.Metric`. Optional:
-    `cutoff` ("none", "optional" or "required": whether `name@K` is accepted), `default_k` (the K its
-    groups use), `groups`, `options` (MetricOption tuple), `aliases` (other tools' names for it), and a
-    classmethod `create(context, k)` (default: `cls()` for no-cutoff metrics, `cls(k)` otherwise).
-    """
-    name = getattr(cls, "base", None) or getattr(cls, "name", None)
+def register_metric(cls: type[Metric]) -> type[Metric]:
+    """Class decorator: register a `Metric` subclass under its class attributes (base.Metric lists them)."""
+    if not (isinstance(cls, type) and issubclass(cls, Metric)):
+        raise ValueError(f"{getattr(cls, '__name__', cls)!r} is not a metric: subclass localeval.metrics.Metric "
+                         "(or JudgeMetric) and declare its name, requires and columns")
+    name = cls.name
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_.]*", name):
         raise ValueError(f"metric class {cls.__name__} needs a lower-case `name` (letters, digits, _ and .)")
-    cutoff = getattr(cls, "cutoff", "none")
-    if cutoff not in CUTOFFS:
+    if cls.cutoff not in CUTOFFS:
         raise ValueError(f"metric {name}: cutoff must be one of {', '.join(CUTOFFS)}")
-    default_k = getattr(cls, "default_k", None)
-    if cutoff == "required" and getattr(cls, "groups", ()) and default_k is None:
+    if cls.cutoff == "required" and cls.groups and cls.default_k is None:
         raise ValueError(f"metric {name}: a metric that needs a cutoff and joins groups needs `default_k`")
     existing = _REGISTRY.specs.get(name)
     if existing is not None and existing.cls is not cls:
         raise ValueError(f"metric name '{name}' is already registered by {existing.cls.__module__}.{existing.cls.__name__}")
     doc = (cls.__doc__ or "").strip().splitlines()
     _REGISTRY.specs[name] = MetricSpec(
-        cls=cls, name=name, cutoff=cutoff, default_k=default_k, groups=tuple(getattr(cls, "groups", ())),
-        requires=tuple(getattr(cls, "requires", ())), options=tuple(getattr(cls, "options", ())),
-        aliases=tuple(getattr(cls, "aliases", ())), summary=doc[0] if doc else "",
+        cls=cls, name=name, cutoff=cls.cutoff, default_k=cls.default_k, groups=cls.groups, requires=cls.requires,
+        options=cls.options, aliases=cls.aliases, summary=doc[0] if doc else "",
         plugin=None if cls.__module__.startswith("localeval.") else cls.__module__)
     return cls
+
+
+def after_loading(load: Callable[[], None]) -> Callable[[], None]:
+    """Run `load` once the built-in metric modules and the metric plugins are registered: criteria.py adds
+    the packaged criteria this way, which the registry itself need not know about."""
+    _REGISTRY.hooks.append(load)
+    return load
 
 
 def specs() -> list[MetricSpec]:
@@ -145,6 +103,12 @@ def specs() -> list[MetricSpec]:
     ranked = sorted(enumerate(_REGISTRY.specs.values()),
                     key=lambda item: (order.get(item[1].cls.__module__, len(order)), item[0]))
     return [spec for _, spec in ranked]
+
+
+def spec_of(name: str) -> MetricSpec | None:
+    """The registered metric of a base name, if any."""
+    _load()
+    return _REGISTRY.specs.get(name)
 
 
 def groups() -> dict[str, tuple[str, ...]]:
@@ -160,8 +124,7 @@ def groups() -> dict[str, tuple[str, ...]]:
 def lower_is_better() -> tuple[str, ...]:
     """The columns of metrics that declare `lower_is_better = True` (hallucination, noise_sensitivity):
     compare and the report read them that way without --lower-is-better."""
-    return tuple(column for spec in specs() if getattr(spec.cls, "lower_is_better", False)
-                 for column in (getattr(spec.cls, "columns", ()) or (spec.name,)))
+    return tuple(column for spec in specs() if spec.cls.lower_is_better for column in spec.cls.output_columns())
 
 
 def name_forms() -> tuple[str, ...]:
@@ -253,15 +216,11 @@ def _load() -> bool:
             warnings.warn(f"metric plugin '{entry.name}' ({entry.value}) failed to load and is left out: {exc}",
                           stacklevel=2)
             continue
-        if isinstance(loaded, type) and loaded not in [s.cls for s in _REGISTRY.specs.values()]:
-            register_metric(loaded)
-    from ..errors import LocalevalError
-    from .criteria import load_criteria, packaged_criteria
-
-    for file in packaged_criteria():  # the shipped examples, then plugins' criteria files
-        try:
-            load_criteria([file])
-        except LocalevalError as exc:
-            warnings.warn(f"criteria file {file} is left out: {exc}", stacklevel=2)
+        if loaded not in [s.cls for s in _REGISTRY.specs.values()]:
+            try:
+                register_metric(loaded)
+            except ValueError as exc:
+                warnings.warn(f"metric plugin '{entry.name}' ({entry.value}) is left out: {exc}", stacklevel=2)
+    for hook in _REGISTRY.hooks:
+        hook()
     return True
-

@@ -29,8 +29,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.records import Sample
-from .base import Measurement, MetricContext, Outcome, Skipped
-from .registry import MetricOption, register_metric
+from .base import Measurement, Metric, MetricContext, MetricOption, Outcome, Skipped
+from .registry import register_metric
 
 #: Reason given for queries without any relevant judged document (see the module docstring).
 NO_RELEVANT = "no relevant reference documents"
@@ -152,10 +152,9 @@ def _discount(width: int) -> np.ndarray:
     return np.log2(np.arange(2, width + 2, dtype=np.float64))
 
 
-class _RankMetric:
+class _RankMetric(Metric):
     """Shared plumbing: canonical name, column, batch preparation and outcome assembly."""
 
-    base: str = ""
     requires: tuple[str, ...] = REQUIRES
     cutoff = "required"
     default_k: int | None = 5
@@ -163,7 +162,7 @@ class _RankMetric:
 
     def __init__(self, k: int | None) -> None:
         self.k = k
-        self.name = self.base if k is None else f"{self.base}@{k}"
+        self.name = type(self).name if k is None else f"{type(self).name}@{k}"
         self.columns = (self.name,)
 
     @classmethod
@@ -206,7 +205,7 @@ class Precision(_RankMetric):
     count as non-relevant, so a short ranking cannot score higher than a full one.
     """
 
-    base = "precision"
+    name = "precision"
     aliases = ("p",)
 
     def __init__(self, k: int) -> None:
@@ -220,7 +219,7 @@ class Precision(_RankMetric):
 class Recall(_RankMetric):
     """recall@k = (relevant documents in the top k) / (relevant documents in the judgments) — trec_eval `recall.k`."""
 
-    base = "recall"
+    name = "recall"
     aliases = ("r",)
 
     def __init__(self, k: int) -> None:
@@ -234,7 +233,7 @@ class Recall(_RankMetric):
 class Hit(_RankMetric):
     """hit@k = 1 if any relevant document is in the top k, else 0 — trec_eval `success.k`."""
 
-    base = "hit"
+    name = "hit"
     aliases = ("success", "hit_rate")
 
     def __init__(self, k: int) -> None:
@@ -252,7 +251,7 @@ class ReciprocalRank(_RankMetric):
     by the summary; per sample this is the reciprocal rank.
     """
 
-    base = "mrr"
+    name = "mrr"
     aliases = ("rr", "recip_rank")
     cutoff = "optional"
     default_k = None
@@ -275,7 +274,7 @@ class AveragePrecision(_RankMetric):
     divisor, as trec_eval `map_cut.k` does (not min(k, R)).
     """
 
-    base = "ap"
+    name = "ap"
     aliases = ("map", "map_cut")
     cutoff = "optional"
     default_k = None
@@ -299,7 +298,7 @@ class NDCG(_RankMetric):
     agree on binary judgments. Grades <= 0 have gain 0 under both.
     """
 
-    base = "ndcg"
+    name = "ndcg"
     aliases = ("ndcg_cut",)
     options = (MetricOption("ndcg_gain", "linear", "NDCG gain: the grade itself (trec_eval) or 2^grade - 1 (Burges).",
                             choices=GAINS),)

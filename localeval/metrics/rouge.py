@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 from ..data.records import Sample
 from ..text import CJK_LETTERS as _CJK_CHARS
-from .base import Measurement, MetricContext, Outcome
-from .registry import MetricOption, register_metric
+from .base import Measurement, Metric, MetricContext, MetricOption, Outcome
+from .registry import register_metric
 
 _TOKEN_RE = re.compile(f"[{_CJK_CHARS}]|[^\\W_{_CJK_CHARS}]+")
 _ASCII_WORD_RE = re.compile(r"^[a-z0-9]+$")
@@ -43,7 +43,7 @@ class CJKTokenizer:
 
 
 @register_metric
-class RougeL:
+class RougeL(Metric):
     """ROUGE-L of the retrieved contexts against the reference answer (CJK-aware tokens)."""
 
     name = "rouge_l"

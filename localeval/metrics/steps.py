@@ -15,7 +15,7 @@ from typing import Sequence
 
 from ..data.records import Context, Sample
 from ..judge.facade import Ask
-from ..judge.kit import JudgeKit
+from ..model_kit import ModelKit
 from ..text import CJK_LETTERS, count_cjk_letters, split_sentences
 from .judged import Flow
 
@@ -41,7 +41,7 @@ def checkable(text: str) -> bool:
     return _CHECKABLE.search(text) is not None
 
 
-def statements_of(kit: JudgeKit, lang: str, question: str, text: str) -> Flow[list[str]]:
+def statements_of(kit: ModelKit, lang: str, question: str, text: str) -> Flow[list[str]]:
     """The judge's decomposition of `text` into standalone statements (schema-constrained, so it parses).
 
     The schema caps the list by the text's length (about one fact per WORDS_PER_FACT words, or per
@@ -70,7 +70,7 @@ def max_statements(text: str) -> int:
     return max(1, math.ceil(words / WORDS_PER_FACT))
 
 
-def support(kit: JudgeKit, lang: str, statements: Sequence[str], passages: Sequence[Context], *,
+def support(kit: ModelKit, lang: str, statements: Sequence[str], passages: Sequence[Context], *,
             verdict: str = "two-way", evidence: str = "context",
             question: str | None = None) -> Flow[tuple[list[float], int]]:
     """P(supported) of each statement given the passages, and how many windows the passages took.
@@ -98,7 +98,7 @@ def support(kit: JudgeKit, lang: str, statements: Sequence[str], passages: Seque
     return best, max(len(chunks) for chunks in per_statement)
 
 
-def entailed(kit: JudgeKit, lang: str, name: str, slot: str, statements: Sequence[str], text: str, *,
+def entailed(kit: ModelKit, lang: str, name: str, slot: str, statements: Sequence[str], text: str, *,
              verdict: str = "two-way", **variables: object) -> Flow[tuple[list[float], int]]:
     """P(yes) of the verdict prompt `name` for each statement with `text` in its `slot`, and how many windows
     the text took. The text comes first in the prompt and the statement last, so every statement after the
@@ -115,7 +115,7 @@ def entailed(kit: JudgeKit, lang: str, name: str, slot: str, statements: Sequenc
     return best, len(chunks)
 
 
-def _best_verdicts(kit: JudgeKit, lang: str, name: str, slot: str, statements: Sequence[str],
+def _best_verdicts(kit: ModelKit, lang: str, name: str, slot: str, statements: Sequence[str],
                    pairs: Sequence[tuple[str, int]], verdict: str, **variables: object) -> Flow[list[float]]:
     """Each statement's highest P(supported) over the (text, statement index) pairs asked."""
     asks = [_verdict_ask(kit.prompt(name, lang, **{slot: text}, statement=statements[i], **variables), verdict)
@@ -127,7 +127,7 @@ def _best_verdicts(kit: JudgeKit, lang: str, name: str, slot: str, statements: S
     return best
 
 
-def best_of_windows(kit: JudgeKit, lang: str, name: str, slot: str, texts: Sequence[str],
+def best_of_windows(kit: ModelKit, lang: str, name: str, slot: str, texts: Sequence[str],
                     **variables: object) -> Flow[list[float]]:
     """P(yes) of the yes/no prompt `name` for each text put into its `slot`; a text longer than the
     judge's window is split at sentence ends and counts its best window (nothing is truncated)."""

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .. import __version__
-from ..files import check_output_file, write_text_atomic
+from ..atomic import write_text_atomic
+from ..files import check_output_file
 from ..gate import DEFAULT_BOOTSTRAP
 
 #: Samples embedded per run by default; more are summarised in the charts but not listed.

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..data.labels import Labels
 from ..results.runs import ScoredRun, load_calibration, load_summary
-from ..results.verdicts import CHUNK_DETAILS
+from ..results.verdicts import chunk_metrics
 from ..stats.calibration import run_verdict_thresholds
 from ..stats.intervals import bootstrap_interval, ppi_interval
 from .samples import MAX_TEXT, embedded_samples, select_ids
@@ -108,7 +108,7 @@ def _verdict_thresholds(item: RunInput) -> dict[str, Any] | None:
     cached probabilities and fits a threshold; no judge call): every report of a run whose samples name their
     relevant documents shows whether the judge says yes to every chunk, and a calibration.json written before
     a re-score cannot show figures the run no longer rests on. None when no chunk is labelled."""
-    if not any(metric in item.run.columns for metric in CHUNK_DETAILS):
+    if not any(metric in item.run.columns for metric in chunk_metrics()):
         return None
     return run_verdict_thresholds(item.folder) or None
 
@@ -141,7 +141,7 @@ def relative_scale(metric: str) -> bool:
         spec, _ = parse_name(metric)
     except MetricNameError:
         return False
-    return getattr(spec.cls, "scale", "absolute") == "relative"
+    return spec.cls.scale == "relative"
 
 
 def _labels_view(item: RunInput, summary: Mapping[str, Any], calibration: Mapping[str, Any] | None,

@@ -19,6 +19,7 @@ from ..data.loading import iter_jsonl
 from ..data.records import OUTPUT_KEYS, Context, Sample, sample_from_record
 from ..errors import InputError
 from ..results.runs import ScoredRun, samples_path
+from ..results.verdicts import chunk_metrics, chunk_probabilities
 from ..text import has_cjk, split_sentences
 
 #: Characters of one text (question, answer, one context, ...) embedded; the rest is left to samples.jsonl.
@@ -149,9 +150,15 @@ def _sample(row: dict[str, Any], source: str, line: int | None) -> Sample:
 
 
 def _contexts(sample: Sample, needed: set[int], details: Mapping[str, Any], texts: _Texts) -> list[dict[str, Any]]:
-    useful = (details.get("context_precision") or {}).get("useful") or []
-    relevant = {p.get("rank"): p.get("p") for p in (details.get("passage_relevance") or {}).get("passages") or []
-                if isinstance(p, dict)}
+    contexts = sample.contexts or ()
+    shown: dict[int, dict[str, float]] = {}  # context index -> label -> the judge's P
+    for metric, declared in chunk_metrics().items():
+        if metric in details:
+            try:
+                for i, p in chunk_probabilities(details[metric], declared, len(contexts), _malformed):
+                    shown.setdefault(i, {})[declared.label] = p
+            except _Malformed:  # a hand-edited row: its chunks go without this metric's P
+                continue
     spans = needed_spans(sample.contexts or (), needed)
     out = []
     for rank, (context, marked) in enumerate(zip(sample.contexts or (), spans), start=1):
@@ -160,12 +167,17 @@ def _contexts(sample: Sample, needed: set[int], details: Mapping[str, Any], text
             entry["hl"] = [[a, min(b, MAX_TEXT)] for a, b in marked if a < MAX_TEXT]
         if sample.relevance is not None and context.id is not None:
             entry["grade"] = sample.relevance.get(context.id, 0.0)
-        if rank <= len(useful) and isinstance(useful[rank - 1], dict):
-            entry["useful"] = useful[rank - 1].get("p")
-        if relevant.get(rank) is not None:
-            entry["relevant"] = relevant[rank]
+        entry.update(shown.get(rank - 1, {}))
         out.append(entry)
     return out
+
+
+class _Malformed(InputError):
+    pass
+
+
+def _malformed(message: str) -> _Malformed:
+    return _Malformed("samples.jsonl", None, None, message)
 
 
 def _lang(sample: Sample, details: Mapping[str, Any]) -> str:

@@ -16,12 +16,16 @@ from typing import Any, Callable
 from ..data.loading import iter_jsonl
 from ..data.records import OUTPUT_KEYS, sample_from_record
 from ..errors import InputError
+from ..metrics.base import ChunkDetails
+from ..metrics.registry import specs
 from ..strict_json import finite_number
 from .runs import samples_path
 
-#: Metric → (the details key of its per-chunk entries, whether they follow the contexts in order): each entry
-#: holds the chunk's P as "p"; passage_relevance leaves out chunks with no text, so its entries carry "rank".
-CHUNK_DETAILS = {"context_precision": ("useful", True), "passage_relevance": ("passages", False)}
+
+def chunk_metrics() -> dict[str, ChunkDetails]:
+    """The registered metrics that keep a judge probability per chunk (they declare `chunk_details`), by name."""
+    return {spec.name: spec.cls.chunk_details for spec in sorted(specs(), key=lambda spec: spec.name)
+            if spec.cls.chunk_details is not None}
 
 
 @dataclass
@@ -39,19 +43,20 @@ def chunk_verdicts(run: Path) -> dict[str, ChunkVerdicts]:
     path = samples_path(run)
     source = str(path)
     found: dict[str, ChunkVerdicts] = {}
+    declared = chunk_metrics()
     for line, record in iter_jsonl(path):
         details = record.get("details") if isinstance(record, dict) else None
-        if not isinstance(details, dict) or not any(m in details for m in CHUNK_DETAILS):
+        if not isinstance(details, dict) or not any(m in details for m in declared):
             continue
         sample = sample_from_record({k: v for k, v in record.items() if k not in OUTPUT_KEYS}, source, line)
         if not sample.contexts or not sample.relevance or not any(g > 0 for g in sample.relevance.values()):
             continue
-        for metric, (key, in_order) in CHUNK_DETAILS.items():
+        for metric, chunk_details in declared.items():
             if metric not in details:
                 continue
-            where = f"details.{metric}.{key}"
-            pairs = _chunk_probabilities(details[metric], key, in_order, len(sample.contexts),
-                                         lambda message: InputError(source, line, where, message))
+            where = f"details.{metric}.{chunk_details.key}"
+            pairs = chunk_probabilities(details[metric], chunk_details, len(sample.contexts),
+                                        lambda message: InputError(source, line, where, message))
             chunks = [(p, sample.contexts[i].id) for i, p in pairs if sample.contexts[i].id is not None]
             if not chunks:
                 continue
@@ -63,9 +68,11 @@ def chunk_verdicts(run: Path) -> dict[str, ChunkVerdicts]:
     return found
 
 
-def _chunk_probabilities(block: Any, key: str, in_order: bool, n_contexts: int,
-                         fail: Callable[[str], InputError]) -> list[tuple[int, float]]:
-    """(context index, P) for each entry of a metric's per-chunk details."""
+def chunk_probabilities(block: Any, declared: ChunkDetails, n_contexts: int,
+                        fail: Callable[[str], InputError]) -> list[tuple[int, float]]:
+    """(context index, P) for each entry of a metric's per-chunk details; `fail` makes the error for a
+    malformed entry."""
+    key, in_order = declared.key, declared.in_order
     entries = block.get(key) if isinstance(block, dict) else None
     if not isinstance(entries, list):
         raise fail("missing or not a list; was this run written by `localeval score`?")

@@ -47,7 +47,7 @@ def read_corpus(path: Path) -> list[Document]:
         docs = list(_jsonl_documents(path))
     docs = [d for d in docs if d.text.strip()]
     if not docs:
-        raise InputError(str(path), None, None, f"holds no document with text (.txt/.md files, or JSONL of {{id, text}})")
+        raise InputError(str(path), None, None, "holds no document with text (.txt/.md files, or JSONL of {id, text})")
     return docs
 
 

@@ -21,8 +21,8 @@ import numpy as np
 
 from ..atomic import AtomicFiles
 from ..files import check_output_dir, dumps
-from ..judge.kit import JudgeKit
-from ..judge.options import JudgeOptions
+from ..judge.config import JudgeOptions
+from ..model_kit import ModelKit
 from ..progress import Progress
 from .corpus import Chunk, chunk_documents, read_corpus
 from .index import ChunkIndex, doc_rank
@@ -48,7 +48,7 @@ class GenerateOptions:
 def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bool = False) -> dict[str, Any]:
     """Write testset.jsonl, negatives.jsonl, generation.json and index/ into out_dir; return the report."""
     check_output_dir(out_dir, (TESTSET_FILE, NEGATIVES_FILE, REPORT_FILE))
-    kit = JudgeKit(options.judge)
+    kit = ModelKit.of(options.judge)
     kit.check(embedder=True)  # every option checked before the embedder and the judge load
     docs = read_corpus(corpus)
     chunks = chunk_documents(docs, options.chunk_size, options.overlap)
@@ -105,7 +105,7 @@ def _sample(chunks: list[Chunk], n: int | None, rng: np.random.Generator) -> lis
     return picked if n is None else picked[:n]
 
 
-def _question_for(kit: JudgeKit, chunk: Chunk) -> tuple[str, str, str] | None:
+def _question_for(kit: ModelKit, chunk: Chunk) -> tuple[str, str, str] | None:
     from ..judge.prompts import detect_lang
 
     lang = detect_lang(chunk.text, kit.options.lang)
@@ -116,7 +116,7 @@ def _question_for(kit: JudgeKit, chunk: Chunk) -> tuple[str, str, str] | None:
     return question, answer, lang
 
 
-def _negatives(kit: JudgeKit, sample_id: str, question: str, answer: str, source: Chunk,
+def _negatives(kit: ModelKit, sample_id: str, question: str, answer: str, source: Chunk,
                hits: list[tuple[Chunk, float]], chunks: list[Chunk], rng: np.random.Generator,
                contradictions: bool, lang: str) -> list[dict[str, Any]]:
     """Labelled (question, context[, answer]) rows for calibrating a judge, as ARES trains its judges."""

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..atomic import write_text_atomic
 from ..data.loading import read_samples, validate_file
-from .. import models
-from ..files import check_output_file, dumps, write_text_atomic
-from ..settings import Settings
-from ..judge.kit import JudgeKit
-from ..judge.options import JudgeOptions
+from ..files import check_output_file, dumps
+from ..judge.config import JudgeOptions
+from ..model_kit import ModelKit
 from .index import ChunkIndex
 
 
 def retrieve(testset: Path, index_dir: Path, out: Path, k: int = 5, embedder: str | None = None) -> int:
     """Fill `contexts` with the index's top-k chunks ({id: document id, text}), a baseline retriever."""
     check_output_file(out)
-    kit = JudgeKit(JudgeOptions(embedder=embedder))
-    models.resolve(Settings.resolve(embedder=embedder).embedder, "embedder")  # before anything loads
+    kit = ModelKit.of(JudgeOptions(embedder=embedder))
+    kit.check(embedder=True, judge=False)  # before anything loads
     validate_file(testset)
     index = ChunkIndex.load(index_dir)
     samples = list(read_samples(testset))

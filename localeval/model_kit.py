@@ -8,28 +8,41 @@ loads the multilingual model, nor a run of Chinese ones MiniLM.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.records import Sample
-from .options import JudgeOptions
+from .data.records import Sample
+from .judge.config import JudgeOptions, RunConfig
+
+MODEL_KINDS = ("judge", "embedder")
 
 
-@dataclass
-class JudgeKit:
-    options: JudgeOptions = field(default_factory=JudgeOptions)
-    cache: Any = None  # a JudgeCache to use instead of the file options.cache names (see open_judge)
-    _judge: Any = None
-    _embedders: dict[str, Any] = field(default_factory=dict)
-    _prompts: dict[tuple[str, str], Any] = field(default_factory=dict)
+class ModelKit:
+    """The run's models over its resolved configuration; `cache` (a JudgeCache) replaces the file the
+    configuration names, e.g. a Ray actor's local copy that forwards its new entries."""
+
+    def __init__(self, config: RunConfig | None = None, cache: Any = None) -> None:
+        self.config = config if config is not None else RunConfig.resolve()
+        self.cache = cache
+        self._judge: Any = None
+        self._embedders: dict[str, Any] = {}
+        self._prompts: dict[tuple[str, str], Any] = {}
+
+    @classmethod
+    def of(cls, options: JudgeOptions | None = None, cache: Any = None) -> ModelKit:
+        """A kit for judge options, resolved now (scripts and tests; a run resolves them at its entry)."""
+        return cls(RunConfig.resolve(options), cache)
+
+    @property
+    def options(self) -> JudgeOptions:
+        return self.config.options
 
     @property
     def judge(self) -> Any:
         if self._judge is None:
-            from .options import open_judge
+            from .judge.backends import open_judge
 
-            self._judge = open_judge(self.options, self.cache)
+            self._judge = open_judge(self.config, self.cache)
         return self._judge
 
     @property
@@ -37,60 +50,55 @@ class JudgeKit:
         """The embedder for text of no particular language (a corpus index): the named one, else the default."""
         return self.embedder_for(None)
 
+    def load(self, kind: str) -> Any:
+        """Load the model of a kind metrics declare ("judge", "embedder") now, rather than on first use."""
+        if kind not in MODEL_KINDS:
+            raise ValueError(f"unknown model kind {kind!r}; known: {', '.join(MODEL_KINDS)}")
+        return self.judge if kind == "judge" else self.embedder
+
     def embedder_for(self, lang: str | None) -> Any:
         """The embedder that scores a sample in `lang`; its `name` goes into the sample's details."""
-        from ..embed import choose, load_embedder
-        from ..settings import Settings
+        from .embed import choose, load_embedder
 
-        name = choose(Settings.resolve(embedder=self.options.embedder).embedder, lang)
+        name = choose(self.config.embedder, lang)
         if name not in self._embedders:
             self._embedders[name] = load_embedder(name)
         return self._embedders[name]
 
     def embedder_settings(self) -> Any:
         """What the summary records: the named embedder, or the default per language."""
-        from ..embed import choose
-        from ..settings import Settings
+        from .embed import choose
 
-        named = Settings.resolve(embedder=self.options.embedder).embedder
-        return named or {"zh": choose(None, "zh"), "other": choose(None)}
+        return self.config.embedder or {"zh": choose(None, "zh"), "other": choose(None)}
 
     def check(self, embedder: bool = False, judge: bool = True) -> None:
-        """Check, without loading anything, what this run's model work will need: with `judge`, the judge
-        file (present, GGUF, the registry's size; with --judge-url, the URL's form), the cache path and the
-        user's prompt files; when an embedder is named (or `embedder`), the embedder folder. A bad option
-        then fails before any model loads."""
-        from .. import models
-        from ..settings import Settings
-        from .cache import check_cache_path
+        """Check, without loading anything, what this run's model work will need: with `judge`, what its
+        backend needs (the judge file, or the server options' form), the cache path and the user's prompt
+        files; when an embedder is named (or `embedder`), the embedder folder. A bad option then fails
+        before any model loads."""
+        from . import models
+        from .judge.backends import check_backend
+        from .judge.cache import check_cache_path
 
-        settings = Settings.resolve(cache=self.options.cache, judge=self.options.judge,
-                                    embedder=self.options.embedder)
         if judge:
-            if self.options.judge_url is None:
-                models.resolve(settings.judge, "judge")
-            else:  # the judge runs on the server: no model file here, the URL's form checked now
-                from .server import check_url
-
-                check_url(self.options.judge_url)
-            check_cache_path(settings.cache_path)
+            check_backend(self.config)
+            check_cache_path(self.config.cache_path)
             if self.options.prompts_dir is not None:
                 check_prompts_dir(Path(self.options.prompts_dir))
-        if embedder or settings.embedder is not None:
-            models.resolve(settings.embedder, "embedder")
+        if embedder or self.config.embedder is not None:
+            models.resolve(self.config.embedder, "embedder")
 
     def vocabulary(self) -> set[str] | None:
         """The local judge's tokens, read from its GGUF header (no model load); None for a server judge."""
         if self.options.judge_url is not None:
             return None
-        from .. import models
-        from ..settings import Settings
-        from .gguf import vocabulary
+        from . import models
+        from .judge.gguf import vocabulary
 
-        return vocabulary(models.resolve(Settings.resolve(judge=self.options.judge).judge, "judge"))
+        return vocabulary(models.resolve(self.config.judge, "judge"))
 
     def lang(self, sample: Sample) -> str:
-        from .prompts import detect_lang
+        from .judge.prompts import detect_lang
 
         return detect_lang(f"{sample.question}\n{sample.answer or ''}", self.options.lang)
 
@@ -104,7 +112,7 @@ class JudgeKit:
 
     def _template(self, name: str, lang: str) -> Any:
         if (name, lang) not in self._prompts:
-            from .prompts import load_prompt
+            from .judge.prompts import load_prompt
 
             self._prompts[name, lang] = load_prompt(name, lang, self.options.prompts_dir)
         return self._prompts[name, lang]
@@ -121,7 +129,7 @@ class JudgeKit:
 
 def check_prompts_dir(folder: Path) -> None:
     """--prompts: a folder whose en/*.md and zh/*.md files all parse and compile (PromptError otherwise)."""
-    from .prompts import LANGS, PromptError, load_prompt
+    from .judge.prompts import LANGS, PromptError, load_prompt
 
     if not folder.is_dir():
         raise PromptError(f"--prompts {folder}: {'is a file' if folder.exists() else 'no such folder'}; "

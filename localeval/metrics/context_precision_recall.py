@@ -22,10 +22,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..data.records import Sample
-from ..judge.kit import JudgeKit
-from .base import Measurement, MetricContext, Outcome, Skipped
+from ..model_kit import ModelKit
+from .base import ChunkDetails, Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
-from .registry import MetricOption, check_choices, register_metric
+from .registry import register_metric
 from .steps import best_of_windows, sentence_statements, statements_of, support
 
 RECALL_STATEMENTS = ("sentences", "judge")
@@ -37,9 +37,10 @@ class ContextPrecision(VerdictMetric):
 
     name = "context_precision"
     groups = ("ragas", "judge")
+    chunk_details = ChunkDetails("useful", label="useful")
     requires = ("contexts",)
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         target, against = (sample.reference, "reference") if sample.reference else (sample.answer, "answer")
         if not target:
             return Skipped("missing field 'reference' (or 'answer')")
@@ -71,7 +72,7 @@ class ContextRecall(VerdictMetric):
         return cls(context.kit, statements=context.options["context_recall_statements"],
                    threshold=threshold_of(context, cls.name))
 
-    def __init__(self, kit: JudgeKit, statements: str = "sentences", threshold: float = THRESHOLD) -> None:
+    def __init__(self, kit: ModelKit, statements: str = "sentences", threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (statements, RECALL_STATEMENTS))
         super().__init__(kit, threshold)
         self.statements = statements
@@ -79,7 +80,7 @@ class ContextRecall(VerdictMetric):
     def settings(self) -> dict[str, Any]:
         return {"statements": self.statements, **super().settings()}
 
-    def _flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
+    def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         reference = sample.reference or ""
         if self.statements == "sentences":
             statements = sentence_statements(reference)
