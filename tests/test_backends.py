@@ -1,0 +1,98 @@
+"""Judge backends are found by name, like metrics: the built-in three, and one a package registers, which a
+run then uses without any other change; the judge's configuration is resolved once per run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import localeval
+from localeval.errors import OptionError
+from localeval.judge import JudgeOptions, RunConfig, backends, config, open_judge
+from localeval.metrics import MetricOptions, build_metrics
+from localeval.scoring import batch_size
+from tests.fake_backend import FakeBackend
+from tests.report_runs import localeval as run_cli
+
+SAMPLE = {"id": "q1", "question": "Where is the Eiffel Tower?", "answer": "The Eiffel Tower is in Paris.",
+          "contexts": [{"id": "d1", "text": "The Eiffel Tower stands in Paris, France."}]}
+
+
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, type]:
+    """The backend registry as loaded, restored after the test."""
+    backends.backend_names()
+    copy = dict(backends._BACKENDS)
+    monkeypatch.setattr(backends, "_BACKENDS", copy)
+    return copy
+
+
+def test_the_built_in_backends_are_registered_and_chosen_from_the_options() -> None:
+    assert {"sequential", "batched", "server"} <= set(backends.backend_names())
+    assert RunConfig.resolve(JudgeOptions(parallel=1)).backend == "sequential"
+    assert RunConfig.resolve(JudgeOptions(parallel=4)).backend == "batched"
+    assert RunConfig.resolve(JudgeOptions(judge_url="http://gpu-box:8080/v1")).backend == "server"
+    assert RunConfig.resolve(JudgeOptions(parallel=4, backend="sequential")).backend == "sequential"
+    with pytest.raises(OptionError, match="'nope' is not a judge backend; known: sequential, batched, server"):
+        backends.backend_class("nope")
+
+
+def test_a_plugin_backend_scores_a_run_by_its_name(registry: dict[str, type], tmp_path: Path) -> None:
+    opened: list[RunConfig] = []
+
+    @backends.register_backend
+    class Recorded(FakeBackend):
+        """A site's own way of running the judge (here: the fake, which weighs yes and no alike)."""
+
+        name = "recorded"
+
+        @classmethod
+        def check(cls, config: RunConfig) -> None:
+            if config.options.n_ctx < 1024:
+                raise OptionError("recorded: --n-ctx must be at least 1024")
+
+        @classmethod
+        def open(cls, config: RunConfig, cache: Any) -> Recorded:
+            opened.append(config)
+            return cls(n_ctx=config.options.n_ctx)
+
+    options = MetricOptions(judge=JudgeOptions(backend="recorded", cache=str(tmp_path / "judge.sqlite"), parallel=2))
+    result = localeval.evaluate([SAMPLE], ["faithfulness"], options)
+    assert result.means["faithfulness"] == pytest.approx(0.5)
+    assert result.summary["judge"]["engine"] == "fake"
+    assert len(opened) == 1 and opened[0].parallel == 2
+    with pytest.raises(OptionError, match="recorded: --n-ctx must be at least 1024"):
+        localeval.evaluate([SAMPLE], ["faithfulness"], MetricOptions(judge=JudgeOptions(backend="recorded", n_ctx=512)))
+    assert len(opened) == 1  # the check refused it before the backend opened
+
+
+def test_a_backend_class_must_declare_its_name_and_both_class_methods(registry: dict[str, type]) -> None:
+    with pytest.raises(ValueError, match="needs a `name` and the class methods check"):
+        backends.register_backend(type("Nameless", (FakeBackend,), {}))
+    with pytest.raises(ValueError, match="'server' is already registered"):
+        backends.register_backend(type("Other", (FakeBackend,), {"name": "server", "check": classmethod(lambda c, x: None),
+                                                                "open": classmethod(lambda c, x, y: None)}))
+
+
+def test_an_unknown_backend_on_the_command_line_is_one_line_and_exit_2(tmp_path: Path, example_path: Path) -> None:
+    done = run_cli("score", str(example_path), "-m", "faithfulness", "--judge-backend", "nope", "-o", str(tmp_path / "out"),
+                   check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: --judge-backend 'nope' is not a judge backend; known: sequential, batched, server"]
+
+
+def test_the_configuration_is_resolved_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU default of sequences in flight reads the judge's GGUF header and the machine's memory: once
+    per run, however many batches and metrics ask for it."""
+    reads: list[RunConfig] = []
+    real = config._cpu_default_parallel
+    monkeypatch.setattr(config, "_cpu_default_parallel", lambda c: reads.append(c) or real(c))
+    metrics = build_metrics("faithfulness,answer_relevance,context_precision")
+    assert len({id(m.kit.config) for m in metrics}) == 1
+    for _ in range(5):
+        batch_size(metrics)
+    assert len(reads) == 1
+    assert open_judge  # the facade's entry takes the same configuration (tests/test_server_protocol.py)
