@@ -15,7 +15,6 @@ import numpy as np
 from ..data.labels import Labels
 from ..errors import InputError
 from ..results.runs import ScoredRun
-from ..metrics.registry import lower_is_better as declared
 from ..stats.compare import align, compare_runs
 
 #: Samples listed per pair, column and direction.
@@ -30,8 +29,7 @@ def comparison_payload(runs: Sequence[ScoredRun], n_boot: int, confidence: float
     except InputError as exc:
         return {"error": f"no paired comparison: {exc}"}
     result = compare_runs(runs, None, n_boot, confidence, seed, labels, lower_is_better).as_dict()
-    lower = {*lower_is_better, *declared()}
-    result["winloss"] = [win_loss(runs[i], runs[j], ids, col["column"], col["column"] in lower, top)
+    result["winloss"] = [win_loss(runs[i], runs[j], ids, col["column"], col["lower_is_better"], top)
                          for i, j in combinations(range(len(runs)), 2) for col in result["columns"]]
     return result
 

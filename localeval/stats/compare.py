@@ -62,6 +62,8 @@ class ColumnComparison:
     means: dict[str, float]
     ranks: dict[str, int]
     pairs: list[PairResult]
+    #: Read so because the metric declares it (hallucination) or --lower-is-better named the column.
+    lower_is_better: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def _compare_column(runs: Sequence[ScoredRun], ids: list[str], column: str, n_bo
         if pair.better is not None:
             better_count[pair.b if pair.better == pair.a else pair.a] += 1
     ranks = {name: 1 + better_count[name] for name in names}
-    return ColumnComparison(column=column, n=n, n_dropped=len(ids) - n,
+    return ColumnComparison(column=column, n=n, n_dropped=len(ids) - n, lower_is_better=lower_better,
                             means={k: (None if np.isnan(v) else v) for k, v in means.items()},  # type: ignore[misc]
                             ranks=dict(sorted(ranks.items(), key=lambda kv: (kv[1], -(means[kv[0]] if n else 0)))),
                             pairs=pairs)
