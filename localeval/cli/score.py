@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..data.loading import container_names
 from .errors import user_errors
 from .options import (OutPath, judge_options, judge_settings, metric_options, pairs_callback, pop_metric_options,
                       pop_ray_options, ray_options)
@@ -19,7 +20,7 @@ from .options import (OutPath, judge_options, judge_settings, metric_options, pa
                    "Default: classical for INPUT, retrieval for --run.")
 @click.option("-o", "--out", "out_dir", default="localeval-results", show_default=True, type=OutPath(path_type=Path),
               help="Folder for samples.jsonl, summary.json and summary.csv.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Input format (default: from the extension).")
+@click.option("--format", "fmt", type=click.Choice(container_names()), help="Input format (default: from the extension).")
 @click.option("--column", "columns", multiple=True, callback=pairs_callback("FIELD=COLUMN (e.g. question=query)"),
               metavar="FIELD=COLUMN", help="CSV only: read FIELD from COLUMN (repeatable), e.g. --column question=query.")
 @click.option("--criteria", "criteria", multiple=True, type=click.Path(path_type=Path), metavar="FILE|FOLDER",

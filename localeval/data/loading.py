@@ -8,6 +8,7 @@ output run `validate_file` first: a cheap full pass that fails on the first bad 
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -22,27 +23,42 @@ JSON_COLUMNS = ("contexts", "reference_doc_ids", "reference_docs")
 CSV_FIELDS = ("id", "question", "answer", "reference") + JSON_COLUMNS
 
 
+@dataclass(frozen=True)
+class Container:
+    """A file format test sets arrive in: the extensions that name it and its reader of (line, record)
+    pairs. A new format is one reader and one entry in CONTAINERS; --format and detection follow."""
+
+    name: str
+    extensions: tuple[str, ...]
+    read: Callable[[Path, dict[str, str]], Iterator[tuple[int, Any]]]
+    #: Whether --column FIELD=COLUMN renames its fields (formats with free column names).
+    maps_columns: bool
+
+
+def container_names() -> list[str]:
+    return [container.name for container in CONTAINERS]
+
+
 def detect_format(path: Path) -> str:
     """By extension, because sniffing content would misread a CSV whose first cell holds JSON."""
     suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        return "jsonl"
-    if suffix in (".csv", ".tsv"):
-        return "csv"
-    raise InputError(str(path), None, None, "unknown format; use a .jsonl or .csv file, or pass --format")
+    for container in CONTAINERS:
+        if suffix in container.extensions:
+            return container.name
+    known = ", ".join(e for c in CONTAINERS for e in c.extensions)
+    raise InputError(str(path), None, None, f"unknown format; use a file ending in {known}, or pass --format")
 
 
 def iter_records(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> Iterator[tuple[int, Any]]:
     """Yield (line number, decoded record) pairs; decoding errors name the file and line."""
     check_readable(path)
-    fmt = fmt or detect_format(path)
-    if fmt == "jsonl":
-        if columns:
-            raise InputError(str(path), None, None, "--column applies to CSV input only")
-        return iter_jsonl(path)
-    if fmt == "csv":
-        return _iter_csv(path, dict(columns or {}))
-    raise InputError(str(path), None, None, f"unknown format '{fmt}'; use jsonl or csv")
+    name = fmt or detect_format(path)
+    container = next((c for c in CONTAINERS if c.name == name), None)
+    if container is None:
+        raise InputError(str(path), None, None, f"unknown format '{name}'; use {' or '.join(container_names())}")
+    if columns and not container.maps_columns:
+        raise InputError(str(path), None, None, f"--column applies to {', '.join(c.name for c in CONTAINERS if c.maps_columns)} input only")
+    return container.read(path, dict(columns or {}))
 
 
 def read_samples(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> Iterator[Sample]:
@@ -157,3 +173,9 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
                 message = f"invalid CSV: {exc}"
             raise InputError(str(path), start, None, message) from None
         yield start, row
+
+
+CONTAINERS = (
+    Container("jsonl", (".jsonl", ".ndjson", ".json"), lambda path, columns: iter_jsonl(path), maps_columns=False),
+    Container("csv", (".csv", ".tsv"), _iter_csv, maps_columns=True),
+)
