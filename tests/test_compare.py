@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-from localeval.stats.agreement import agreement, choose_threshold, confusion_matrix
+from localeval.stats.agreement import agreement, auroc, choose_threshold, confusion_matrix
 from localeval.stats.calibration import ppi_summary
 from localeval.cli.calibrate import calibrate
 from localeval.cli.compare import compare
@@ -65,6 +65,14 @@ def test_agreement_matches_sklearn_on_random_data() -> None:
     assert a.kappa == pytest.approx(metrics.cohen_kappa_score(y, predicted), abs=1e-12)
     (tn, fp), (fn, tp) = metrics.confusion_matrix(y, predicted)
     assert (a.confusion.tn, a.confusion.fp, a.confusion.fn, a.confusion.tp) == (tn, fp, fn, tp)
+    tied = np.round(s, 1)  # ties count one half, as sklearn's trapezoids do
+    assert auroc(y, tied) == pytest.approx(metrics.roc_auc_score(y, tied), abs=1e-12)
+
+
+def test_auroc_by_hand() -> None:
+    # positives 0.9, 0.5; negatives 0.5, 0.1: pairs (0.9>0.5) (0.9>0.1) (0.5=0.5 → ½) (0.5>0.1) → 3.5 / 4
+    assert auroc([1, 1, 0, 0], [0.9, 0.5, 0.5, 0.1]) == 0.875
+    assert auroc([1, 1], [0.2, 0.8]) is None
 
 
 def test_identical_runs_are_not_distinguishable(tmp_path: Path) -> None:

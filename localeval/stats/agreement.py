@@ -12,6 +12,9 @@ A judge gives a score s in [0, 1] (a probability or a 0/1 verdict); its verdict 
   positive/negative counts and L₁, L₀ the humans' (Cohen 1960; sklearn's `cohen_kappa_score`);
   undefined (None) when p_e = 1, i.e. both raters put every sample in the same single class.
 
+- AUROC = P(a positive outscores a negative), ties counting ½ (the Mann-Whitney U statistic over n₁·n₀):
+  how well the scores rank, whatever the threshold; undefined (None) without both classes.
+
 Threshold selection maximises balanced accuracy rather than accuracy, so that a judge saying "yes" to
 everything on a mostly-"yes" label set does not look calibrated.
 """
@@ -105,6 +108,23 @@ def agreement(labels: ArrayLike, scores: ArrayLike, threshold: float = DEFAULT_T
         threshold=float(threshold), n=n, accuracy=accuracy, balanced_accuracy=balanced, kappa=kappa,
         confusion=c, judge_positive_rate=judge_pos / n, label_positive_rate=label_pos / n,
     )
+
+
+def auroc(labels: ArrayLike, scores: ArrayLike) -> float | None:
+    """Area under the ROC curve by ranks (average ranks for ties), so that bench figures and calibrate's
+    agree to the digit; None when the labels hold one class only."""
+    y, s = _checked(labels, scores)
+    n_pos, n_neg = int(y.sum()), int((1 - y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return None
+    order = np.argsort(s, kind="mergesort")
+    ranks = np.empty(s.size, dtype=float)
+    ranks[order] = np.arange(1, s.size + 1)
+    for value in np.unique(s):  # ties share their average rank
+        tied = s == value
+        ranks[tied] = ranks[tied].mean()
+    u = ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2
+    return float(u / (n_pos * n_neg))
 
 
 def candidate_thresholds(scores: ArrayLike) -> NDArray[np.float64]:
