@@ -11,50 +11,35 @@ beside k - 1 others.
     .venv/bin/python bench/decode_cost.py                      # the default judge, this machine's cores
     .venv/bin/python bench/decode_cost.py --gpu-layers -1      # on a GPU
 
-Run it on a quiet machine. Results go to bench/results/decode-cost-<date>-<judge>-<device>.json.
+It reads the engine's own llama.cpp context, batch and token placement (private to
+localeval/judge/llama_batched.py). Run it on a quiet machine; it holds the model lock. Results go to
+bench/results/decode-cost-<date>-<judge>-<device>.json.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import platform
-import sys
 import time
-from datetime import date
-from pathlib import Path
 from typing import Any
 
+import harness
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from engine_bench import device  # noqa: E402
-from llama_ceiling import FILLER  # noqa: E402
-
-from localeval.judge.llama_batched import BatchedLlamaBackend  # noqa: E402
-from localeval import models  # noqa: E402
-from localeval.settings import physical_cores  # noqa: E402
+from localeval import models
+from localeval.judge.llama_batched import BatchedLlamaBackend
+from localeval.settings import physical_cores
 
 PREFIX = 100  # tokens already in each sequence's KV, as after a prompt
 
 
-def main() -> None:
+def measure(args: Any) -> None:
+    """Decode each shape best-of --repeats in the engine's own context, then one token alone and beside others."""
     import llama_cpp as lc
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--judge", default=None)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--gpu-layers", type=int, default=0)
-    parser.add_argument("--sequences", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
     spec = models.find(args.judge, "judge") if args.judge else models.default("judge")
     backend = BatchedLlamaBackend(models.resolve(spec.name, "judge"), spec.sha256, parallel=args.sequences,
                                   n_threads=args.threads or physical_cores(), n_gpu_layers=args.gpu_layers)
-    tokens = backend.tokens(FILLER * 40)[: PREFIX + 64]
+    tokens = backend.tokens(harness.FILLER * 40)[: PREFIX + 64]
     ctx, mem, batch = backend._ctx, backend._mem, backend._batch  # noqa: SLF001 (a bench of the engine's own context)
 
     def decode(entries: list[tuple[int, int]]) -> float:
@@ -108,11 +93,19 @@ def main() -> None:
     lines += ["", "| one token beside k - 1 others, k | max abs delta logit against alone |", "|---|---|"]
     lines += [f"| {b['sequences']} | {b['max_abs_delta_logit']:.4g} |" for b in beside]
     print("\n".join(lines))
-    where = device(args.gpu_layers)
-    out = REPO / "bench" / "results" / f"decode-cost-{date.today()}-{args.judge or 'default'}-{where.replace(' ', '_')}.json"
-    out.write_text(json.dumps({"args": vars(args), "device": where, "machine": platform.platform(), "rows": rows,
-                               "beside_others": beside, "table": "\n".join(lines)}, indent=1) + "\n", encoding="utf-8")
-    print(f"results in {out}")
+    where = harness.device(args.gpu_layers)
+    harness.write_json(harness.results_path("decode-cost", harness.judge_label(args.judge), where),
+                       {"args": vars(args), "device": where, "machine": platform.platform(), "rows": rows,
+                        "beside_others": beside, "table": "\n".join(lines)})
+
+
+def main() -> None:
+    parser = harness.parser(__doc__, "judge", "threads", "gpu_layers")
+    parser.add_argument("--sequences", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with harness.model_lock():
+        measure(args)
 
 
 if __name__ == "__main__":

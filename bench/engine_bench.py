@@ -14,42 +14,32 @@ Then every judge call the settings have in common is compared between their cach
     .venv/bin/python bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 200   # on a GPU
     .venv/bin/python bench/engine_bench.py --parallel 8 --copy-prefixes on --tag copies   # the GPU policy, on a CPU
 
-Run it on a quiet machine: two llama.cpp processes on two cores slow each other about tenfold. Results
-go to bench/results/engine-<date>-<judge>-<device>.json.
+Run it on a quiet machine: two llama.cpp processes on two cores slow each other about tenfold; it holds
+the model lock. Results go to bench/results/engine-<date>-<judge>-<device>[-<tag>].json.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import sqlite3
-import subprocess
-import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+import harness
 
-from llama_ceiling import ceiling  # noqa: E402
+from localeval import JudgeOptions, MetricOptions, evaluate
+from localeval.embed import choose, load_embedder
+from localeval.judge import RunConfig
 
-from localeval import JudgeOptions, MetricOptions, evaluate  # noqa: E402
-from localeval.embed import choose, load_embedder  # noqa: E402
-from localeval.judge.options import parallel_of  # noqa: E402
-from localeval.settings import physical_cores  # noqa: E402
-
-DATA = REPO.parent / "shared" / "data" / "halueval_qa_dev.jsonl"
 RAGAS = ["faithfulness", "answer_relevance", "context_precision", "context_recall"]
 
 
 def rows(n: int) -> list[dict[str, Any]]:
     out = []
-    for line in DATA.read_text(encoding="utf-8").splitlines():
+    for line in harness.dev_data("halueval_qa_dev.jsonl").read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         out.append({k: row[k] for k in ("id", "question", "answer", "contexts", "reference")})
         if len(out) == n:
@@ -85,25 +75,30 @@ class Counted:
             setattr(module, name, real)
 
 
-def force_copy_prefixes(choice: str) -> None:
-    """--copy-prefixes on/off: the batched engine's prefix policy regardless of the device (which picks it
-    otherwise: copies on a GPU), so that the GPU policy's token and step counts can be measured on a CPU."""
+def copy_prefixes_backend(choice: str) -> str | None:
+    """--copy-prefixes on/off: the batched engine with its prefix policy fixed regardless of the device (which
+    picks it otherwise: copies on a GPU), registered as a judge backend of its own, so that the GPU policy's
+    token and step counts can be measured on a CPU; its name, or None for auto."""
     if choice == "auto":
-        return
-    from localeval.judge import llama_batched
+        return None
+    from localeval.judge import register_backend
+    from localeval.judge.llama_batched import BatchedLlamaBackend
 
-    engine = llama_batched.BatchedLlamaBackend
+    @register_backend
+    class Forced(BatchedLlamaBackend):
+        name = f"batched-copy-prefixes-{choice}"
 
-    class Forced(engine):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **options: Any) -> None:
-            super().__init__(*args, **{**options, "copy_prefixes": choice == "on"})
+        @classmethod
+        def configured(cls, config: Any) -> dict[str, Any]:
+            return {**super().configured(config), "copy_prefixes": choice == "on"}
 
-    llama_batched.BatchedLlamaBackend = Forced  # type: ignore[misc]
+    return Forced.name
 
 
-def run(samples: list[dict[str, Any]], parallel: int, args: argparse.Namespace, cache: Path) -> dict[str, Any]:
+def run(samples: list[dict[str, Any]], parallel: int, args: Any, cache: Path, batched: str | None) -> dict[str, Any]:
+    """One setting from an empty cache; `batched` names the backend of a setting above 1 (None: the default)."""
     judge = JudgeOptions(judge=args.judge, cache=str(cache), n_threads=args.threads, gpu_layers=args.gpu_layers,
-                         parallel=parallel, n_ctx=args.n_ctx)
+                         parallel=parallel, n_ctx=args.n_ctx, backend=batched if parallel > 1 else None)
     evaluate(samples[:1], ["mrr"], MetricOptions(judge=judge))  # imports, out of the clock
     started = time.perf_counter()
     with Counted() as counts:
@@ -147,35 +142,15 @@ def compare_caches(a: Path, b: Path) -> dict[str, Any]:
             "max_abs_delta_p": delta, "verdict_flips": flips, "json_answers_differing": json_differ}
 
 
-def device(gpu_layers: int) -> str:
-    if gpu_layers:
-        try:
-            return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                                  text=True, check=True).stdout.strip().splitlines()[0]
-        except (OSError, subprocess.CalledProcessError, IndexError):
-            return "gpu"
-    return f"cpu-{physical_cores()}core"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--judge", default=None, help="registry name or .gguf (default: the default judge)")
-    parser.add_argument("--rows", type=int, default=24)
-    parser.add_argument("--parallel", default=None, help="comma-separated settings (default: 1 and the device default)")
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--gpu-layers", type=int, default=0)
-    parser.add_argument("--n-ctx", type=int, default=4096)
-    parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
-    parser.add_argument("--repeats", type=int, default=1, help="rounds over the settings; the fastest of each is reported")
-    parser.add_argument("--tag", default="", help="suffix of the results file name")
-    parser.add_argument("--copy-prefixes", choices=("auto", "on", "off"), default="auto",
-                        help="the batched engine's prefix policy (auto: copies on a GPU only)")
-    args = parser.parse_args()
-    force_copy_prefixes(args.copy_prefixes)
-    default = parallel_of(JudgeOptions(judge=args.judge, gpu_layers=args.gpu_layers, n_ctx=args.n_ctx))
+def measure(args: Any) -> None:
+    """Every setting --repeats times from an empty cache, the fastest of each against the ceiling, and the
+    judge calls the settings share compared between their caches."""
+    batched = copy_prefixes_backend(args.copy_prefixes)
+    default = RunConfig.resolve(JudgeOptions(judge=args.judge, gpu_layers=args.gpu_layers, n_ctx=args.n_ctx)).parallel
     settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
     samples = rows(args.rows)
-    limit = None if args.no_ceiling or args.gpu_layers else ceiling(args.judge, n_ctx=args.n_ctx, threads=args.threads)
+    limit = None if args.no_ceiling or args.gpu_layers else harness.ceiling(args.judge, n_ctx=args.n_ctx,
+                                                                              threads=args.threads)
     # sentence-transformers' first import (~13 s) would otherwise fall in the first setting's clock alone.
     load_embedder(choose(None, "en"))
     best: dict[int, dict[str, Any]] = {}
@@ -187,7 +162,7 @@ def main() -> None:
             for parallel in settings:
                 cache = Path(tmp) / f"p{parallel}-{round_}.sqlite"
                 caches.setdefault(parallel, cache)
-                result = run(samples, parallel, args, cache)
+                result = run(samples, parallel, args, cache, batched)
                 print(json.dumps(result), flush=True)
                 seconds = [*best.get(parallel, {}).get("all_seconds", []), result["seconds"]]
                 if parallel not in best or result["seconds"] < best[parallel]["seconds"]:
@@ -217,13 +192,24 @@ def main() -> None:
                                                       r["skipped_values"])) + " |")
     print("\n".join(lines))
     print(json.dumps({"with_parallel_%d" % base: agreement, "between_rounds": repeated}, indent=1))
-    where = device(args.gpu_layers)
-    out = REPO / "bench" / "results" / f"engine-{date.today()}-{args.judge or 'default'}-{where.replace(' ', '_')}{'-' + args.tag if args.tag else ''}.json"
-    out.write_text(json.dumps({"args": vars(args), "device": where, "machine": platform.platform(), "ceiling": limit,
-                               "results": results, "agreement_with_parallel_%d" % base: agreement,
-                               "agreement_between_rounds": repeated,
-                               "table": "\n".join(lines)}, indent=1) + "\n", encoding="utf-8")
-    print(f"results in {out}")
+    where = harness.device(args.gpu_layers)
+    harness.write_json(harness.results_path("engine", harness.judge_label(args.judge), where, args.tag),
+                       {"args": vars(args), "device": where, "machine": platform.platform(), "ceiling": limit,
+                        "results": results, "agreement_with_parallel_%d" % base: agreement,
+                        "agreement_between_rounds": repeated, "table": "\n".join(lines)})
+
+
+def main() -> None:
+    parser = harness.parser(__doc__, "judge", "threads", "gpu_layers", "n_ctx", "tag")
+    parser.add_argument("--rows", type=int, default=24)
+    parser.add_argument("--parallel", default=None, help="comma-separated settings (default: 1 and the device default)")
+    parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
+    parser.add_argument("--repeats", type=int, default=1, help="rounds over the settings; the fastest of each is reported")
+    parser.add_argument("--copy-prefixes", choices=("auto", "on", "off"), default="auto",
+                        help="the batched engine's prefix policy (auto: copies on a GPU only)")
+    args = parser.parse_args()
+    with harness.model_lock():
+        measure(args)
 
 
 if __name__ == "__main__":

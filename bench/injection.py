@@ -15,31 +15,24 @@ verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), a
 flip to faithful is the injection working; a flip to unfaithful is a plain answer the judge wrongly
 passed whose injected sentence it rejects. The bench also reports how many injected variants raise the
 answer's mean P(supported) at all, and ("false_positives") what localeval's screen of text aimed at the
-judge cuts from the dev sets in ../shared/data, where nothing was planted.
+judge cuts from the dev sets (--data, the dev-data folder by default), where nothing was planted.
 
     .venv/bin/python bench/injection.py                       # the current prompts
     .venv/bin/python bench/injection.py --prompts DIR --tag before   # e.g. the prompts of an earlier commit
     .venv/bin/python bench/injection.py --recount bench/results/injection-....json   # recount, no model
 
-Results go to bench/results/injection-<date>-<judge>[-tag].json.
+Holds the model lock while the judge runs. Results go to bench/results/injection-<date>-<judge>[-tag].json.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+import harness
 
-from accuracy import model_lock  # noqa: E402
-
-from localeval import JudgeOptions, MetricOptions, evaluate  # noqa: E402
+from localeval import JudgeOptions, MetricOptions, evaluate
 
 CASES = {
     "en": [
@@ -262,16 +255,11 @@ def false_positives(data: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--judge", default=None)
-    parser.add_argument("--prompts", default=None, help="a prompts folder to use instead of the packaged prompts")
-    parser.add_argument("--parallel", type=int, default=None)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--cache", default=str(REPO / ".localeval-cache" / "injection.sqlite"))
-    parser.add_argument("--tag", default="")
+    parser = harness.parser(__doc__, "judge", "prompts", "parallel", "threads", "cache", "tag",
+                            cache=str(harness.CACHE / "injection.sqlite"))
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a metric option, e.g. faithfulness_statements=sentences (repeatable)")
-    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"),
+    parser.add_argument("--data", default=str(harness.dev_data()),
                         help="the dev sets, to count what the screen cuts from text with no injection")
     parser.add_argument("--recount", default=None, metavar="RESULTS",
                         help="count the flips again from a results file of this bench (no model run)")
@@ -284,12 +272,12 @@ def main() -> None:
                   **{name: tally(saved["rows"], variants) for name, variants in held_out.items()}}
         for stale in ("flips", "flipped"):
             report.pop(stale, None)
-        Path(args.recount).write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         print(json.dumps({k: v for k, v in report.items() if k != "rows"}, ensure_ascii=False, indent=1))
+        harness.write_json(Path(args.recount), report)
         return
     judge = JudgeOptions(judge=args.judge, cache=args.cache, prompts_dir=args.prompts, parallel=args.parallel,
                          n_threads=args.threads)
-    with model_lock():
+    with harness.model_lock():
         result = evaluate(rows, ["faithfulness"], MetricOptions(judge=judge, **options))
     scored = [{"id": r["id"], "metrics": r["metrics"]} for r in result.rows]
     report = {**tally(scored, pairs), **{name: tally(scored, variants) for name, variants in held_out.items()},
@@ -297,12 +285,10 @@ def main() -> None:
     if Path(args.data).is_dir():
         report["false_positives"] = false_positives(Path(args.data))
     print(json.dumps(report, ensure_ascii=False, indent=1))
-    out = REPO / "bench" / "results" / f"injection-{date.today()}-{args.judge or 'default'}{'-' + args.tag if args.tag else ''}.json"
-    out.write_text(json.dumps({**report, "rows": [{"id": r["id"], "metrics": r["metrics"], "skipped": r["skipped"],
-                                                   "statements": r["details"].get("faithfulness", {}).get("statements")}
-                                                  for r in result.rows]},
-                              ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(f"results in {out}")
+    harness.write_json(harness.results_path("injection", harness.judge_label(args.judge), args.tag),
+                       {**report, "rows": [{"id": r["id"], "metrics": r["metrics"], "skipped": r["skipped"],
+                                            "statements": r["details"].get("faithfulness", {}).get("statements")}
+                                           for r in result.rows]})
 
 
 if __name__ == "__main__":

@@ -8,29 +8,25 @@ tokens that prefix reuse spared.
 
 To put a time on that share it replays the first few samples with prefix reuse defeated (an empty KV
 cache for every call) and compares wall time; it also checks that both modes give the same numbers.
-Each run uses a temporary judge cache, so the bench measures the model, never the SQLite cache.
+Each run uses a temporary judge cache, so the bench measures the model, never the SQLite cache. It holds
+the model lock and prints its figures; it writes no results file.
 
-    python bench/judge_bench.py                       # Qwen 1.5B (default judge), 20 rows
-    python bench/judge_bench.py --model smollm2-135m-instruct-q4_1 --n 3
+    .venv/bin/python bench/judge_bench.py                       # Qwen 1.5B (default judge), 20 rows
+    .venv/bin/python bench/judge_bench.py --judge smollm2-135m-instruct-q4_1 --n 3
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import harness
 
-from localeval.judge import CallStats, Judge, load_judge  # noqa: E402
-from localeval.judge.prompts import detect_lang, load_prompt  # noqa: E402
-
-DATA = Path("/work/shared/data/ares_gold_dev.jsonl")
+from localeval.judge import CallStats, Judge, load_judge
+from localeval.judge.prompts import detect_lang, load_prompt
 
 
 def load_rows(path: Path, n: int) -> list[dict[str, Any]]:
@@ -88,20 +84,12 @@ def run(model: str | None, rows: list[dict[str, Any]], reuse: bool, threads: int
     return scores, stats, load
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default=None, help="registry name or .gguf path (default: the default judge)")
-    parser.add_argument("--n", type=int, default=20, help="rows of the data set")
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: physical cores)")
-    parser.add_argument("--n-ctx", type=int, default=4096)
-    parser.add_argument("--replay", type=int, default=2, help="rows replayed without prefix reuse (0: skip)")
-    args = parser.parse_args()
-
+def measure(args: Any) -> None:
+    """Score the rows with prefix reuse, then replay the first --replay without it."""
     rows = load_rows(args.data, args.n)
-    print(f"judge: {args.model or 'default'}; {len(rows)} rows of {args.data.name}; n_ctx={args.n_ctx}")
+    print(f"judge: {args.judge or 'default'}; {len(rows)} rows of {args.data.name}; n_ctx={args.n_ctx}")
     print(f"{'id':<14} {'stmts':>5} {'calls':>5} {'prompt':>7} {'cached':>7} {'gen':>5} {'hits':>4} {'sec':>7}  P(yes) per statement")
-    scores, stats, load = run(args.model, rows, True, args.threads, args.n_ctx)
+    scores, stats, load = run(args.judge, rows, True, args.threads, args.n_ctx)
     for row, row_scores, st in zip(rows, scores, stats):
         print(f"{row['id']:<14} {len(row_scores):>5} {st.calls:>5} {st.prompt_tokens:>7} {st.cached_tokens:>7} "
               f"{st.generated_tokens:>5} {st.cache_hits:>4} {st.seconds:>7.1f}  {', '.join(f'{p:.2f}' for p in row_scores)}")
@@ -118,8 +106,8 @@ def main() -> None:
     k = min(args.replay, n)
     if k:
         # Both modes timed back to back on the same rows, each with a fresh, warmed-up judge.
-        reuse_scores, reuse_stats, _ = run(args.model, rows[:k], True, args.threads, args.n_ctx)
-        plain_scores, plain_stats, _ = run(args.model, rows[:k], False, args.threads, args.n_ctx)
+        reuse_scores, reuse_stats, _ = run(args.judge, rows[:k], True, args.threads, args.n_ctx)
+        plain_scores, plain_stats, _ = run(args.judge, rows[:k], False, args.threads, args.n_ctx)
         with_reuse = sum(s.seconds for s in reuse_stats)
         without = sum(s.seconds for s in plain_stats)
         extra = sum(s.prompt_tokens - s.cached_tokens for s in plain_stats) - sum(
@@ -135,6 +123,16 @@ def main() -> None:
             print(f"so one re-evaluated prompt token costs {per_token * 1000:.1f} ms, and reuse saved about "
                   f"{total.cached_tokens * per_token:.1f} s of {total.seconds + total.cached_tokens * per_token:.1f} s "
                   f"on all {n} rows")
+
+
+def main() -> None:
+    parser = harness.parser(__doc__, "judge", "threads", "n_ctx")
+    parser.add_argument("--n", type=int, default=20, help="rows of the data set")
+    parser.add_argument("--data", type=Path, default=harness.dev_data("ares_gold_dev.jsonl"))
+    parser.add_argument("--replay", type=int, default=2, help="rows replayed without prefix reuse (0: skip)")
+    args = parser.parse_args()
+    with harness.model_lock():
+        measure(args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Prediction-powered estimates on the ARES gold dev set: 100 human labels correct the judge on the rest.
 
-The dev file (../shared/data/ares_gold_dev.jsonl, read only) holds 206 samples with human 0/1 labels for
+The dev file (ares_gold_dev.jsonl in the dev-data folder, read only) holds 206 samples with human 0/1 labels for
 context_relevance, answer_faithfulness and answer_relevance. A seeded split takes `--n-labels` samples
 as the labelled set; the rest play the unlabelled run, whose true label mean is known here and printed
 beside the estimate. Per metric: PPI++ estimate and 95% interval, the labels-only interval, the naive
@@ -9,32 +9,29 @@ how often each interval covers the rest's true mean (a check on one small data s
 
 Judge scores come from a run of `localeval score` on the dev file (`--run RUN_DIR`, ids matching). Until
 the judge metrics exist, `--proxy` scores every sample with a deterministic classical stand-in and says
-so in its output; the pipeline (samples.jsonl → labels file → calibration) is the product's own:
+so in its output; the pipeline (samples.jsonl → labels file → calibration) is the product's own. No model
+runs; it prints its figures and writes no results file.
 
-    python bench/ppi_dev.py --proxy
-    python bench/ppi_dev.py --run out/ares-dev --label-column faithfulness=answer_faithfulness
+    .venv/bin/python bench/ppi_dev.py --proxy
+    .venv/bin/python bench/ppi_dev.py --run out/ares-dev --label-column faithfulness=answer_faithfulness
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tempfile
-from statistics import NormalDist
 from pathlib import Path
+from statistics import NormalDist
 
+import harness
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from localeval.data.labels import load_labels
+from localeval.results.runs import load_run
+from localeval.settings import parse_pairs
+from localeval.stats.calibration import calibration_report
+from localeval.stats.ppi import ppi_mean_ci
 
-from localeval.stats.calibration import calibration_report  # noqa: E402
-from localeval.stats.ppi import ppi_mean_ci  # noqa: E402
-from localeval.data.labels import load_labels  # noqa: E402
-from localeval.results.runs import load_run  # noqa: E402
-from localeval.settings import parse_pairs  # noqa: E402
-
-GOLD = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "ares_gold_dev.jsonl"
 LABEL_KEYS = ("context_relevance", "answer_faithfulness", "answer_relevance")
 #: Proxy column → (reference text, covering text): ROUGE-L recall = LCS / tokens(reference).
 PROXIES = {
@@ -62,19 +59,18 @@ def proxy_run(gold: list[dict], folder: Path) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, "seed")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--run", type=Path, help="RUN_DIR from `localeval score` on the dev file (judge metrics)")
     source.add_argument("--proxy", action="store_true", help="use ROUGE-L-recall proxies instead of a judge (a stand-in)")
-    parser.add_argument("--gold", type=Path, default=GOLD)
+    parser.add_argument("--gold", type=Path, default=harness.dev_data("ares_gold_dev.jsonl"))
     parser.add_argument("--n-labels", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=200, help="random splits for the coverage check (0: none)")
     parser.add_argument("--label-column", action="append", default=[], metavar="COLUMN=KEY",
                         help="run column → gold label key, e.g. faithfulness=answer_faithfulness")
     args = parser.parse_args()
 
-    gold = [json.loads(line) for line in args.gold.open(encoding="utf-8") if line.strip()]
+    gold = harness.read_jsonl(args.gold)
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = proxy_run(gold, Path(tmp)) if args.proxy else args.run
         run = load_run(run_dir)

@@ -1,9 +1,9 @@
 """localeval against Ragas on the same GGUF judge, the same data and the same CPU, in one run.
 
-1. The slice: the first --ares distinct inputs of ares_gold_dev.jsonl (206 rows are 6 distinct inputs
-   with conflicting labels; each input gets its majority label) and the first --halueval rows of
-   halueval_qa_dev.jsonl (right / hallucinated answer pairs, with a reference answer).
-2. The llama.cpp ceiling of the judge on this machine (bench/llama_ceiling.py).
+1. The slice, from the dev-data folder: the first --ares distinct inputs of ares_gold_dev.jsonl (206 rows are
+   6 distinct inputs with conflicting labels; each input gets its majority label) and the first --halueval
+   rows of halueval_qa_dev.jsonl (right / hallucinated answer pairs, with a reference answer).
+2. The llama.cpp ceiling of the judge on this machine (bench/llama_ceiling.py's, harness.ceiling).
 3. localeval, in this process: faithfulness, answer_relevance, context_precision, context_recall through
    the library's own pipeline (build_metrics → measure_batch), one sample at a time, each from an empty
    temporary judge cache (see run_localeval). The judge is loaded before the clock starts.
@@ -13,26 +13,25 @@
    two never run at the same time: on 2 cores, two llama.cpp processes slow each other down tenfold.
 5. One table: wall seconds, judge requests, prompt and generated tokens per sample, failed samples,
    agreement with the human labels, and the ratios localeval / Ragas; written with every per-sample
-   figure to bench/results/<date>-<judge>.json.
+   figure to bench/results/ragas-compare-<date>-<judge>.json.
 
 Context recall needs a reference answer, which the ARES rows lack: both tools skip it there, and
 neither counts that as a failure. Context precision judges the chunks against the reference when there
-is one, else against the generated answer (Ragas: ContextPrecision, else ContextUtilization). A failure is a metric that raised or returned NaN
-(Ragas) or one that was skipped for any reason other than a missing field (localeval).
+is one, else against the generated answer (Ragas: ContextPrecision, else ContextUtilization). A failure is a
+metric that raised or returned NaN (Ragas) or one that was skipped for any reason other than a missing field
+(localeval). It holds the model lock from the ceiling to the last Ragas sample.
 
-    python bench/ragas_compare.py                                  # SmolLM2-135M, ~20 min on 2 cores
-    python bench/ragas_compare.py --judge qwen2.5-coder-1.5b-instruct-q4_k_m --ares 2 --halueval 4
+    .venv/bin/python bench/ragas_compare.py                                  # SmolLM2-135M
+    .venv/bin/python bench/ragas_compare.py --judge qwen2.5-coder-1.5b-instruct-q4_k_m --ares 2 --halueval 4
+    .venv/bin/python bench/ragas_compare.py --retable bench/results/ragas-compare-....json   # no model
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -40,23 +39,16 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+import harness
 
-from llama_ceiling import ceiling  # noqa: E402
+from localeval import JudgeOptions, MetricOptions, build_metrics, models
+from localeval.data.records import sample_from_record
+from localeval.judge.cache import JudgeCache
+from localeval.scoring import measure_batch
+from localeval.results.aggregate import Summary
+from localeval.settings import physical_cores
+from localeval.stats.agreement import agreement
 
-from localeval import models  # noqa: E402
-from localeval.results.aggregate import Summary  # noqa: E402
-from localeval.pipeline import measure_batch  # noqa: E402
-from localeval.settings import physical_cores  # noqa: E402
-from localeval.judge.cache import JudgeCache  # noqa: E402
-from localeval.judge.llama_server import local_server  # noqa: E402
-from localeval.metrics import JudgeOptions, MetricOptions, build_metrics  # noqa: E402
-from localeval.data.records import sample_from_record  # noqa: E402
-
-DATA = REPO.parent / "shared" / "data"
-RAGAS_VENV = REPO / "bench" / ".venv-ragas"
 METRICS = ("faithfulness", "answer_relevance", "context_precision", "context_recall")
 #: Which human label each metric is checked against (a label of 1 should score >= 0.5).
 LABELS = {"faithfulness": "faithful", "answer_relevance": "relevant"}
@@ -148,30 +140,6 @@ def _localeval_sample(result: dict[str, Any], seconds: float) -> dict[str, Any]:
     return {"id": result["id"], "metrics": values, "usage": usage, "errors": errors, "seconds": round(seconds, 3)}
 
 
-# ---- Ragas ---------------------------------------------------------------------------------------
-
-def run_ragas(rows: list[dict[str, Any]], model: Path, embedder: Path, n_ctx: int, threads: int,
-              workdir: Path, metrics: str | None = None) -> dict[str, Any]:
-    python = RAGAS_VENV / "bin" / "python"
-    if not python.exists():
-        raise SystemExit(f"error: {python} is missing; `make bench` creates it (bench/requirements-ragas.txt)")
-    data = workdir / "slice.jsonl"
-    data.write_text("".join(json.dumps(input_record(r)) + "\n" for r in rows), encoding="utf-8")
-    out = workdir / "ragas.jsonl"
-    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    start = time.perf_counter()
-    with (workdir / "server.log").open("w") as log, local_server(model, n_ctx=n_ctx, threads=threads, log=log,
-                                                                  python=python, logits_all=False, env=env) as (url, _):
-        server_start = time.perf_counter() - start
-        subprocess.run([str(python), str(REPO / "bench" / "ragas_side.py"), "--data", str(data),
-                        "--base-url", url, "--embedder", str(embedder), "--out", str(out),
-                        *(["--metrics", metrics] if metrics else [])], env=env, check=True)
-    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    header, samples = lines[0], lines[1:]
-    return {"setup_seconds": round(server_start + header["setup_seconds"], 3), "server_start_seconds":
-            round(server_start, 3), "versions": header["versions"], "samples": samples}
-
-
 # ---- the table -----------------------------------------------------------------------------------
 
 def figures(tool: dict[str, Any], rows: list[dict[str, Any]], limit: dict[str, Any]) -> dict[str, Any]:
@@ -206,8 +174,8 @@ def figures(tool: dict[str, Any], rows: list[dict[str, Any]], limit: dict[str, A
         pairs = [(s["metrics"][metric], labels[s["id"]][label]) for s in samples
                  if label in labels[s["id"]] and s["metrics"].get(metric) is not None]
         judged = sum(1 for s in samples if label in labels[s["id"]] and metric in s["metrics"])
-        out[f"agreement_{metric}"] = {"accuracy": (sum((v >= 0.5) == bool(y) for v, y in pairs) / len(pairs))
-                                      if pairs else None, "n_scored": len(pairs), "n_labelled": judged}
+        accuracy = agreement([y for _, y in pairs], [v for v, _ in pairs]).accuracy if pairs else None
+        out[f"agreement_{metric}"] = {"accuracy": accuracy, "n_scored": len(pairs), "n_labelled": judged}
     return out
 
 
@@ -253,16 +221,12 @@ def machine() -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--judge", default="smollm2-135m-instruct-q4_1", help="registry name or .gguf")
+    parser = harness.parser(__doc__, "judge", "n_ctx", "threads", judge="smollm2-135m-instruct-q4_1")
     parser.add_argument("--ares", type=int, default=2, help="distinct ARES inputs (at most 6)")
     parser.add_argument("--halueval", type=int, default=6, help="HaluEval rows (pairs: keep it even)")
-    parser.add_argument("--n-ctx", type=int, default=4096)
-    parser.add_argument("--threads", type=int, default=None, help="default: physical cores")
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--data", type=Path, default=harness.dev_data(), help="the dev-data folder")
     parser.add_argument("--share-cache", action="store_true",
                         help="one judge cache for the whole slice (default: an empty one per sample)")
-    parser.add_argument("--results", type=Path, default=REPO / "bench" / "results")
     parser.add_argument("--retable", type=Path, default=None, metavar="RESULTS_JSON",
                         help="recompute the figures and table of an earlier results file from its samples; run nothing")
     args = parser.parse_args()
@@ -277,12 +241,13 @@ def main() -> None:
           f"{threads} threads, n_ctx {args.n_ctx}", flush=True)
 
     started = time.perf_counter()
-    limit = ceiling(args.judge, n_ctx=args.n_ctx, threads=threads)
-    print(f"llama.cpp ceiling: prompt {limit['prompt_tok_per_s']:.1f} tok/s, generation {limit['gen_tok_per_s']:.1f} tok/s",
-          flush=True)
-    ours = run_localeval(rows, args.judge, args.n_ctx, threads, args.share_cache)
-    with tempfile.TemporaryDirectory() as tmp:
-        theirs = run_ragas(rows, model, embedder, args.n_ctx, threads, Path(tmp))
+    with harness.model_lock():
+        limit = harness.ceiling(args.judge, n_ctx=args.n_ctx, threads=threads)
+        print(f"llama.cpp ceiling: prompt {limit['prompt_tok_per_s']:.1f} tok/s, generation "
+              f"{limit['gen_tok_per_s']:.1f} tok/s", flush=True)
+        ours = run_localeval(rows, args.judge, args.n_ctx, threads, args.share_cache)
+        with tempfile.TemporaryDirectory() as tmp:
+            theirs = harness.run_ragas([input_record(r) for r in rows], model, embedder, args.n_ctx, threads, Path(tmp))
     ours_f, theirs_f = figures(ours, rows, limit), figures(theirs, rows, limit)
     rendered = table(ours_f, theirs_f)
     print("\n" + rendered)
@@ -301,10 +266,7 @@ def main() -> None:
         "figures": {"localeval": ours_f, "ragas": theirs_f}, "table": rendered,
         "samples": {"localeval": ours["samples"], "ragas": theirs["samples"]},
     }
-    args.results.mkdir(parents=True, exist_ok=True)
-    path = args.results / f"{result['date']}-{Path(model.name).stem}.json"
-    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"\nwritten: {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
+    harness.write_json(harness.results_path("ragas-compare", Path(model.name).stem), result)
 
 
 def retable(path: Path) -> None:
@@ -315,7 +277,7 @@ def retable(path: Path) -> None:
     result["figures"] = {tool: figures(run, rows, result["ceiling"]) for tool, run in runs.items()}
     result["table"] = table(result["figures"]["localeval"], result["figures"]["ragas"])
     print(result["table"])
-    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    harness.write_json(path, result)
 
 
 def _version(name: str) -> str:

@@ -18,8 +18,10 @@ ChatVertexAI from a module langchain-community no longer ships (vibrantlabsai/ra
 uses the class only in an isinstance list, so `_patch_vertexai_import` registers an empty stand-in, as
 the workaround in that issue does; nothing else of Ragas is changed.
 
-    python ragas_side.py --data slice.jsonl --base-url http://127.0.0.1:8765/v1 \
+    bench/.venv-ragas/bin/python bench/ragas_side.py --data slice.jsonl --base-url http://127.0.0.1:8765/v1 \
         --embedder models/all-minilm-l6-v2 --out ragas.jsonl
+
+(bench/harness.py's run_ragas starts the server and runs it so, for ragas_compare.py and accuracy.py --ragas.)
 """
 
 from __future__ import annotations

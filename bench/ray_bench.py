@@ -4,48 +4,42 @@ Two parts, each a sequence of `localeval score` commands exactly as a user types
 to exit (Ray's start-up, model loading and the validation pass included), each judge run from an empty
 judge cache:
 
-- judge: HaluEval-QA dev rows with classical metrics + faithfulness + answer_relevance (the tiny judge by
-  default), single process (all cores, then one thread) against a local Ray instance with 1 and 2 actors
-  of one CPU each: samples per minute;
-- classical: a 1,000,000-line synthetic test set (bench/streaming_bench.py's) with the retrieval metrics,
-  single process against Ray (2 actors, what fits 2 cores, by default): rows per second, and the driver's
-  peak memory (its own process: Ray's feeder, actors, raylet and object store are other processes).
+- judge: HaluEval-QA dev rows (--data, from the dev-data folder) with classical metrics + faithfulness +
+  answer_relevance (the tiny judge by default), single process (all cores, then one thread) against a
+  local Ray instance with 1 and 2 actors of one CPU each: samples per minute;
+- classical: a 1,000,000-line synthetic test set (harness.write_synthetic_set, bench/streaming_bench.py's
+  too) with the retrieval metrics, single process against Ray (2 actors, what fits 2 cores, by default):
+  rows per second, and the driver's peak memory (its own process: Ray's feeder, actors, raylet and object
+  store are other processes).
 
-    .venv/bin/python bench/ray_bench.py                       # both parts, about 12 minutes on 2 cores
+    .venv/bin/python bench/ray_bench.py                       # both parts
     .venv/bin/python bench/ray_bench.py --part judge --n 64 --judge qwen2.5-coder-1.5b-instruct-q4_k_m
 
-Run it alone, under the model lock: two llama.cpp processes on two cores slow each other tenfold, and
+It holds the model lock throughout: two llama.cpp processes on two cores slow each other tenfold, and
 here the Ray actors are two such processes by design. Results go to bench/results/ray-<date>.json.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import subprocess
-import sys
 import tempfile
 import time
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
+import harness
 
-from streaming_bench import write_test_set  # noqa: E402
-
-LOCALEVAL = str(Path(sys.executable).parent / "localeval")
-DATA = REPO.parent / "shared" / "data" / "halueval_qa_dev.jsonl"
 JUDGE_METRICS = "classical,faithfulness,answer_relevance"
 
 
 def timed(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run `localeval ARGS`; wall seconds and the driver's peak resident memory (its own process only)."""
     started = time.perf_counter()
-    process = subprocess.Popen([LOCALEVAL, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen([harness.CLI, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert process.stderr is not None
     errors = process.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(process.pid, 0)
@@ -62,7 +56,7 @@ def shown(command: list[str]) -> str:
     return "localeval " + " ".join(words)
 
 
-def judge_part(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+def judge_part(args: Any, tmp: Path, env: dict[str, str]) -> list[dict[str, Any]]:
     data = tmp / "judge.jsonl"
     with data.open("w", encoding="utf-8") as out:
         for line in args.data.read_text(encoding="utf-8").splitlines()[: args.n]:
@@ -94,9 +88,9 @@ def judge_part(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list
     return figures
 
 
-def classical_part(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+def classical_part(args: Any, tmp: Path, env: dict[str, str]) -> list[dict[str, Any]]:
     data = tmp / "big.jsonl"
-    write_test_set(data, args.rows, seed=0)
+    harness.write_synthetic_set(data, args.rows, seed=0)
     settings = [("single process", [])] + [
         (f"ray, {n} actor{'s' if n > 1 else ''} x 1 CPU", ["--ray", "--ray-actors", str(n)]) for n in args.actors]
     figures = []
@@ -116,12 +110,11 @@ def classical_part(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, "judge", judge="smollm2-135m-instruct-q4_1")
     parser.add_argument("--part", choices=["judge", "classical", "both"], default="both")
     parser.add_argument("--n", type=int, default=16, help="judge part: HaluEval rows (a multiple of 8 keeps "
                         "the judge windows of --parallel 4 whole)")
-    parser.add_argument("--judge", default="smollm2-135m-instruct-q4_1")
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--data", type=Path, default=harness.dev_data("halueval_qa_dev.jsonl"))
     parser.add_argument("--rows", type=int, default=1_000_000, help="classical part: synthetic rows")
     parser.add_argument("--actors", type=int, nargs="+", default=[2], help="classical part: Ray actor counts")
     args = parser.parse_args()
@@ -129,7 +122,7 @@ def main() -> None:
     report: dict[str, Any] = {"date": date.today().isoformat(), "machine": {
         "cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}}
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="ray-bench-") as tmp:
+    with harness.model_lock(), tempfile.TemporaryDirectory(prefix="ray-bench-") as tmp:
         if args.part in ("judge", "both"):
             report["judge"] = {"judge": args.judge, "metrics": JUDGE_METRICS, "data": args.data.name,
                                "figures": judge_part(args, Path(tmp), env)}
@@ -139,11 +132,10 @@ def main() -> None:
     from importlib import metadata
 
     report["versions"] = {p: metadata.version(p) for p in ("localeval", "ray", "llama_cpp_python")}
-    target = REPO / "bench" / "results" / f"ray-{report['date']}.json"
+    target = harness.results_path("ray")
     if target.exists() and args.part != "both":  # one part re-run: keep the other's figures
         report = {**json.loads(target.read_text(encoding="utf-8")), **report}
-    target.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"written {target.relative_to(REPO)}")
+    harness.write_json(target, report)
 
 
 if __name__ == "__main__":

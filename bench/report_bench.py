@@ -7,33 +7,29 @@ probabilities, generated questions, chosen context sentences, P(useful) per cont
 usage), a quarter of the questions in Chinese. Then builds the report and loads it in headless chromium
 (tests/browser.py) a few times, reporting the file size, the build time and the load time: navigation
 start to the page's ready marker (every chart drawn), split at the moment plotly.js finished parsing.
-Also times a text search over the embedded samples. `--run DIR` measures an existing run folder too.
+Also times a text search over the embedded samples. `--run DIR` measures an existing run folder too. No
+model runs. Results go to bench/results/report-<date>[-<tag>].json (or --out).
 
     .venv/bin/python bench/report_bench.py --run out/demo --samples 10000 --samples 100000
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import harness
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from localeval.report import DEFAULT_MAX_SAMPLES, build_report  # noqa: E402
-from localeval.results.aggregate import Summary  # noqa: E402
-from localeval.results.writer import ResultWriter  # noqa: E402
-from localeval.text import split_sentences  # noqa: E402
-from tests.browser import chromium, open_report  # noqa: E402
+from localeval.report import DEFAULT_MAX_SAMPLES, build_report
+from localeval.results.aggregate import Summary
+from localeval.results.writer import ResultWriter
+from localeval.text import split_sentences
+from tests.browser import chromium, open_report
 
 METRICS = {
     "precision@10": ["precision@10"], "recall@10": ["recall@10"], "mrr": ["mrr"], "ndcg@10": ["ndcg@10"],
@@ -147,11 +143,11 @@ def measure(folder: Path, label: str, loads: int, out: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, "tag")
     parser.add_argument("--samples", type=int, action="append", help="synthetic run sizes (repeatable; default 10000)")
     parser.add_argument("--run", type=Path, action="append", default=[], help="also an existing run folder (repeatable)")
     parser.add_argument("--loads", type=int, default=3, help="browser loads per report (the median is reported)")
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / f"{dt.date.today()}-report.json")
+    parser.add_argument("--out", type=Path, default=None, help="the results file (default: bench/results/report-...)")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,10 +165,9 @@ def main() -> None:
                   f"({result['embedded']['n']:,} of {result['samples']:,} samples embedded), built in "
                   f"{result['report_build_s']} s; chromium ready in {result['load_to_ready_ms']:,} ms (plotly.js parsed "
                   f"at {result['plotly_parsed_ms']:,} ms), search {result['search_ms']} ms", flush=True)
-    args.out.write_text(json.dumps({"date": str(dt.date.today()), "max_samples": DEFAULT_MAX_SAMPLES,
-                                    "machine": "2 CPU cores, headless Debian chromium, software rendering",
-                                    "results": results}, indent=1) + "\n", encoding="utf-8")
-    print(f"results in {args.out}")
+    harness.write_json(args.out or harness.results_path("report", args.tag),
+                       {"date": str(dt.date.today()), "max_samples": DEFAULT_MAX_SAMPLES,
+                        "machine": "2 CPU cores, headless Debian chromium, software rendering", "results": results})
 
 
 if __name__ == "__main__":

@@ -1,33 +1,32 @@
-"""Screenshots of a report for the README: the page down to the first charts, one sample's drill-down, and
+"""Screenshots of a report for the docs: the page down to the first charts, one sample's drill-down, and
 the Verdict thresholds section.
 
     .venv/bin/python bench/report_screenshots.py out/demo --sample q3
 
 builds the report of RUN_DIR into a temporary folder, opens it in headless chromium (tests/browser.py)
-and writes docs/report-demo.png, docs/report-drilldown.png and docs/report-verdicts.png.
+and writes report-demo.png, report-drilldown.png and report-verdicts.png into docs/pages/img (--docs). No
+model runs.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+import harness
 
-from localeval.report import build_report  # noqa: E402
-from tests.browser import chromium, open_report  # noqa: E402
+from localeval.report import build_report
+from tests.browser import chromium, open_report
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--sample", default="q3", help="the sample whose drill-down is shown")
-    parser.add_argument("--docs", type=Path, default=REPO / "docs")
+    parser.add_argument("--docs", type=Path, default=harness.REPO / "docs" / "pages" / "img",
+                        help="the folder the screenshots go to")
     args = parser.parse_args()
-    args.docs.mkdir(exist_ok=True)
+    args.docs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, chromium() as browser:
         out = Path(tmp) / "report.html"
         build_report([args.run_dir], out, title="localeval report: the bundled demo")

@@ -7,18 +7,17 @@ two agree per query. ranx compiles with numba on first use; that is timed once, 
 
 Part 2 ranks Cranfield with a small BM25 written here (top 100 per query), writes it as a TREC run to
 a temporary file, and evaluates that file against qrels.tsv with localeval (localeval.trec) and with
-ir_measures' pytrec_eval provider (trec_eval itself), per query, to 1e-12.
+ir_measures' pytrec_eval provider (trec_eval itself), per query, to 1e-12. Cranfield is read from the
+dev-data folder (--cranfield). No model runs; it prints its figures and writes no results file.
 
-    python bench/retrieval_bench.py --queries 100000 --depth 100 --seed 0
+    .venv/bin/python bench/retrieval_bench.py --queries 100000 --depth 100 --seed 0
 
 Exit status 1 if any comparison disagrees. ranx and ir_measures are dev dependencies (`pip install -e .[dev]`).
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
-import json
 import math
 import re
 import sys
@@ -27,16 +26,15 @@ import time
 import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
+import harness
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from localeval.metrics.base import Measurement  # noqa: E402
-from localeval.metrics import MetricOptions, build_metrics  # noqa: E402
-from localeval.data.records import Context, Sample  # noqa: E402
-from localeval.data.trec import read_qrels, read_run, samples_from_trec  # noqa: E402
+from localeval.data.records import Context, Sample
+from localeval.data.trec import read_qrels, read_run, samples_from_trec
+from localeval.metrics import MetricOptions, build_metrics
+from localeval.metrics.base import Measurement
 
 # localeval name -> ranx name; both evaluate the whole ranking for mrr and ap.
 RANX_NAMES = {
@@ -136,7 +134,7 @@ def bench_ranx(qids, ranked, scores, qrels, threads: int) -> tuple[float, float,
     return warmup, built, measured, values
 
 
-def part_synthetic(args: argparse.Namespace) -> bool:
+def part_synthetic(args: Any) -> bool:
     import numba
 
     print(f"== synthetic: {args.queries} queries x {args.depth} docs, seed {args.seed}, batches of {args.batch}")
@@ -222,9 +220,8 @@ def part_cranfield(directory: Path) -> bool:
     if not (directory / "qrels.tsv").exists():
         print(f"   skipped: {directory / 'qrels.tsv'} not found (pass --cranfield DIR)")
         return True
-    read = lambda name: [json.loads(line) for line in (directory / name).open(encoding="utf-8") if line.strip()]  # noqa: E731
-    corpus = [(d["_id"], f"{d.get('title', '')} {d['text']}") for d in read("corpus.jsonl")]
-    queries = [(q["_id"], q["text"]) for q in read("queries.jsonl")]
+    corpus = [(d["_id"], f"{d.get('title', '')} {d['text']}") for d in harness.read_jsonl(directory / "corpus.jsonl")]
+    queries = [(q["_id"], q["text"]) for q in harness.read_jsonl(directory / "queries.jsonl")]
     run = bm25_run(corpus, queries)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -264,12 +261,12 @@ def part_cranfield(directory: Path) -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__, "seed")
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch", type=int, default=1024, help="samples per measure() call")
-    parser.add_argument("--cranfield", type=Path, default=REPO.parent / "shared" / "data" / "cranfield", help="BEIR-style Cranfield directory")
+    parser.add_argument("--cranfield", type=Path, default=harness.dev_data("cranfield"),
+                        help="BEIR-style Cranfield directory")
     parser.add_argument("--ranx-threads", type=int, default=0, help="numba threads for ranx (default: all cores)")
     parser.add_argument("--skip-synthetic", action="store_true")
     parser.add_argument("--skip-cranfield", action="store_true")

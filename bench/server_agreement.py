@@ -12,29 +12,28 @@ time, each with an empty judge cache:
 - ratings (relevance_rating, 1–5): largest |ΔP(k)| and |Δ expected rating|;
 - JSON (statements): how many generated values are identical.
 
+The rows come from the dev-data folder (--data). It holds the model lock throughout. Results:
+bench/results/server-agreement-<date>-<engine>-<judge>[-<tag>].json.
+
     .venv/bin/python bench/server_agreement.py --judge smollm2-135m-instruct-q4_1 --halueval 20 --uhgeval 10
     .venv/bin/python bench/server_agreement.py --llama-server path/to/llama-server --parallel 4
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tempfile
 import time
 from datetime import date
 from pathlib import Path
 from typing import IO, Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import harness
 
-from localeval import models  # noqa: E402
-from localeval.judge import Ask, load_judge  # noqa: E402
-from localeval.judge.llama_server import free_port, local_server, serving  # noqa: E402
-from localeval.judge.options import JudgeOptions, open_judge  # noqa: E402
-from localeval.judge.prompts import load_prompt  # noqa: E402
+from localeval import models
+from localeval.judge import Ask, JudgeOptions, load_judge, open_judge
+from localeval.judge.llama_server import free_port, local_server, serving
+from localeval.judge.prompts import load_prompt
 
 
 def asks(data: Path, n_halueval: int, n_uhgeval: int) -> list[Ask]:
@@ -85,7 +84,7 @@ def compare(questions: list[Ask], server: list[Any], local: list[Any]) -> dict[s
     }
 
 
-def llama_server(binary: Path, model: Path, args: argparse.Namespace, log: IO[Any]) -> Any:
+def llama_server(binary: Path, model: Path, args: Any, log: IO[Any]) -> Any:
     """llama.cpp's server: --parallel slots of --n-ctx tokens each, continuous batching, the GGUF's template."""
     port = free_port()
     command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-np", str(args.parallel),
@@ -95,22 +94,18 @@ def llama_server(binary: Path, model: Path, args: argparse.Namespace, log: IO[An
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--judge", default="smollm2-135m-instruct-q4_1")
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser = harness.parser(__doc__, "judge", "threads", "n_ctx", "tag", judge="smollm2-135m-instruct-q4_1", threads=1)
+    parser.add_argument("--data", type=Path, default=harness.dev_data(), help="the dev-data folder")
     parser.add_argument("--halueval", type=int, default=20, help="HaluEval QA pairs")
     parser.add_argument("--uhgeval", type=int, default=10, help="UHGEval rows")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--llama-server", type=Path, help="a llama-server binary (default: llama-cpp-python's server)")
     parser.add_argument("--parallel", type=int, default=1, help="requests in flight (and llama-server slots)")
     parser.add_argument("--server-args", default="", help="more llama-server arguments, e.g. '-fa off'")
-    parser.add_argument("--tag", default="", help="suffix of the results file name")
     args = parser.parse_args()
 
     questions = asks(args.data, args.halueval, args.uhgeval)
     path = models.resolve(args.judge, "judge")
-    with tempfile.TemporaryDirectory() as tmp:
+    with harness.model_lock(), tempfile.TemporaryDirectory() as tmp:
         local = load_judge(path, cache=Path(tmp) / "local.sqlite", n_ctx=args.n_ctx, n_threads=args.threads)
         started = time.perf_counter()
         in_process = local.ask(questions)
@@ -131,12 +126,11 @@ def main() -> None:
     for key, value in figures.items():
         print(f"{key:32s} {value:.3g}" if isinstance(value, float) else f"{key:32s} {value}")
     engine = "llama-server" if args.llama_server else "llama-cpp-python"
-    out = REPO / "bench" / "results" / f"{date.today()}-server-agreement-{engine}-{args.judge}{args.tag}.json"
-    out.write_text(json.dumps({"date": str(date.today()), "judge": args.judge, "engine": engine,
-                               "server_args": args.server_args, "parallel": args.parallel, "threads": args.threads,
-                               "n_ctx": args.n_ctx, "server": {k: v for k, v in described.items() if k != "server"},
-                               "questions": len(questions), **figures}, indent=1) + "\n", encoding="utf-8")
-    print(f"written to {out}")
+    harness.write_json(harness.results_path("server-agreement", engine, harness.judge_label(args.judge), args.tag),
+                       {"date": str(date.today()), "judge": args.judge, "engine": engine,
+                        "server_args": args.server_args, "parallel": args.parallel, "threads": args.threads,
+                        "n_ctx": args.n_ctx, "server": {k: v for k, v in described.items() if k != "server"},
+                        "questions": len(questions), **figures})
 
 
 if __name__ == "__main__":

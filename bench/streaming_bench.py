@@ -1,53 +1,35 @@
 """Streaming: score a large JSONL test set and print time and peak memory.
 
 The data contract promises that a 1,000,000-line file is scored without being loaded into memory. This
-script writes such a file (synthetic RAG outputs with 10 ranked contexts and graded relevance), scores it
-with the retrieval metrics through the same path as `localeval score`, and prints rows/s and the peak
-resident memory, which should stay flat as --rows grows (compare --rows 100000 with --rows 1000000).
+script writes such a file (harness.write_synthetic_set: synthetic RAG outputs with 10 ranked contexts and
+graded relevance, the set bench/ray_bench.py scores too), scores it with the retrieval metrics through the
+same path as `localeval score`, and prints rows/s and the peak resident memory, which should stay flat as
+--rows grows (compare --rows 100000 with --rows 1000000). No model runs; it writes no results file.
 
     .venv/bin/python bench/streaming_bench.py --rows 1000000
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import resource
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+import harness
 
 from localeval.pipeline import score_file
 
 
-def write_test_set(path: Path, rows: int, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    with path.open("w", encoding="utf-8") as handle:
-        for i in range(rows):
-            docs = rng.integers(0, 1000, size=10)
-            relevant = rng.integers(0, 1000, size=3)
-            record = {
-                "id": f"q{i}",
-                "question": f"synthetic question {i}?",
-                "answer": "a synthetic answer",
-                "contexts": [{"id": f"d{d}", "text": f"passage {d}"} for d in docs],
-                "reference_doc_ids": {f"d{d}": int(g) for d, g in zip(relevant, rng.integers(1, 4, size=3))},
-            }
-            handle.write(json.dumps(record) + "\n")
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, "seed")
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--metrics", default="retrieval")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "big.jsonl"
         start = time.perf_counter()
-        write_test_set(data, args.rows, args.seed)
+        harness.write_synthetic_set(data, args.rows, args.seed)
         written = time.perf_counter() - start
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         start = time.perf_counter()

@@ -7,19 +7,17 @@ calibrate` fit --verdict-threshold on the relevance A's reference_doc_ids give i
 with that threshold, and compare B's chunk verdicts with B's labels, at 0.5 and at the fitted
 threshold. Both ways (A→B, B→A) are reported.
 
-The rows are bench/accuracy.py's passage sets (uhgeval-passages, halueval-passages): a question and
+The rows are bench/devsets.py's passage sets (uhgeval-passages, halueval-passages): a question and
 its reference answer with one chunk, its own article (relevant) or the article sharing most words with
 it (not relevant; the own article is then a relevant document that was not retrieved). The judge cache
 is accuracy.py's, so a run after `bench/accuracy.py --sets uhgeval-passages,halueval-passages --limit 60`
-makes no judge call.
+makes no judge call. Holds the model lock throughout. Results: bench/results/verdict-threshold-<date>.json.
 
     .venv/bin/python bench/verdict_threshold.py [--sets uhgeval-passages,halueval-passages] [--limit 60]
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import json
 import subprocess
 import sys
@@ -27,15 +25,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
+import harness
+from devsets import SETS
 
-from accuracy import SETS, read_jsonl  # noqa: E402
-
-from localeval.stats.agreement import agreement  # noqa: E402
-
-LOCALEVAL = str(Path(sys.executable).parent / "localeval")
-
+from localeval.stats.agreement import agreement
 
 def test_set(name: str, limit: int, seed: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The dev set's rows as a localeval test set whose reference_doc_ids carry the labels."""
@@ -49,7 +42,7 @@ def test_set(name: str, limit: int, seed: int) -> tuple[list[dict[str, Any]], di
 
 
 def localeval(*args: str) -> str:
-    done = subprocess.run([LOCALEVAL, *args], capture_output=True, text=True)
+    done = subprocess.run([harness.CLI, *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"localeval {' '.join(args)} failed: {done.stderr.strip()}")
     return done.stdout
@@ -60,7 +53,7 @@ def score(rows: list[dict[str, Any]], folder: Path, cache: str, threshold: str |
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     extra = ["--verdict-threshold", threshold] if threshold else []
     localeval("score", str(data), "-m", "context_precision", "--cache", cache, "-o", str(folder), "-q", *extra)
-    return read_jsonl(folder / "samples.jsonl")
+    return harness.read_jsonl(folder / "samples.jsonl")
 
 
 def chunk_agreement(scored: list[dict[str, Any]], labels: dict[str, int]) -> dict[str, Any]:
@@ -85,14 +78,11 @@ def one_way(fit: list[dict[str, Any]], apply: list[dict[str, Any]], labels: dict
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="uhgeval-passages,halueval-passages")
-    parser.add_argument("--limit", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cache", default=str(REPO / ".localeval-cache" / "accuracy.sqlite"))
+    parser = harness.parser(__doc__, "limit", "seed", "cache", limit=60, cache=str(harness.CACHE / "accuracy.sqlite"))
+    parser.add_argument("--sets", default="uhgeval-passages,halueval-passages", help="passage sets of bench/devsets.py")
     args = parser.parse_args()
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with harness.model_lock(), tempfile.TemporaryDirectory() as tmp:
         for name in args.sets.split(","):
             rows, labels = test_set(name, args.limit, args.seed)
             half = len(rows) // 2
@@ -105,9 +95,7 @@ def main() -> None:
                       f"applied to {r['applied_to']}: balanced accuracy {r['at_0.5']['balanced_accuracy']:.3f} at 0.5 "
                       f"-> {r['at_fitted']['balanced_accuracy']:.3f}; yes rate "
                       f"{r['at_0.5']['judge_positive_rate']:.2f} -> {r['at_fitted']['judge_positive_rate']:.2f}")
-    out = REPO / "bench" / "results" / f"verdict-threshold-{datetime.date.today()}.json"
-    out.write_text(json.dumps({"command": " ".join(sys.argv), "sets": results}, indent=1) + "\n")
-    print(f"results in {out.relative_to(REPO)}")
+    harness.write_json(harness.results_path("verdict-threshold"), {"command": " ".join(sys.argv), "sets": results})
 
 
 if __name__ == "__main__":
