@@ -15,9 +15,9 @@ memory-bound, so N sequences cost little more than one. This backend drives llam
   one distribution waits for the slot that holds its prefix: a few rows in a micro-batch cost about as
   much as the same rows one after the other (bench/decode_cost.py), so decoding fewer tokens is the
   gain, and copying a prefix into another slot would overwrite the instructions another prompt keeps
-  there (measured: 85 s → 134 s on the engine bench). Generation is different: from 8 rows on,
+  there (slower on the engine bench: bench/engine_bench.py). Generation is different: from 8 rows on,
   llama.cpp's tiled K-quant matrix multiply takes the micro-batch and a row costs a fraction of one
-  decoded alone (16 sequences x 1 token: 311 ms, 1 token: 40 ms). So with enough sequences
+  decoded alone (bench/decode_cost.py). So with enough sequences
   (SCORING_SLOTS + MIN_LANES) the lowest slots are generation lanes: JSON calls run there side by
   side, each taking the lowest idle lane and a copy of its instructions from wherever they are, so that
   the generating lanes are consecutive sequences, which llama.cpp's equal split keeps in one
@@ -424,7 +424,7 @@ class BatchedLlamaBackend(LlamaModel):
         """The most likely token the grammar allows, then advance the grammar past it.
 
         Checking every token of the vocabulary against the grammar costs more than the decode step of a
-        small model on a CPU (about 25 ms for Qwen's 151k tokens). The unconstrained best token is allowed
+        small model on a CPU (Qwen has 151k tokens). The unconstrained best token is allowed
         almost always, so check it alone first, as llama.cpp's own common sampler does, and check the
         whole vocabulary only when it is refused. The pick is the same either way: the best allowed token,
         the first of equals, as llama.cpp's greedy sampler picks it."""
