@@ -1,8 +1,7 @@
 """Does a verdict threshold fitted by `localeval calibrate` on one half of a test set carry to the other half?
 
 context_precision counts a chunk as useful at P(useful) ≥ the verdict threshold. In Chinese the judge
-says yes to almost every chunk on the question's topic, so 0.5 is far from right (README, *How accurate
-is the judge?*). This runs the path a user takes, through the CLI: score half A, let `localeval
+says yes to almost every chunk on the question's topic, so 0.5 is far from right (docs/pages/benchmarks/accuracy.md). This runs the path a user takes, through the CLI: score half A, let `localeval
 calibrate` fit --verdict-threshold on the relevance A's reference_doc_ids give its chunks, score half B
 with that threshold, and compare B's chunk verdicts with B's labels, at 0.5 and at the fitted
 threshold. Both ways (A→B, B→A) are reported.

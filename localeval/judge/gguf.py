@@ -1,7 +1,7 @@
 """What a GGUF file's header says about the judge before llama.cpp loads it: the weights' quantization
 and the size of one token's KV cache.
 
-The batched engine's CPU default depends on both (judge/options.py): generation lanes pay off only where
+The batched engine's CPU default depends on both (judge/config.py): generation lanes pay off only where
 llama.cpp's tiled matrix multiply takes the weights (K-quants and i-quants), and every sequence in flight
 holds a KV stream of --n-ctx tokens. Reading the header costs a fraction of a second and needs no model
 load, so `--parallel`'s default is known before the judge opens (the pipeline sizes its windows by it).

@@ -112,7 +112,7 @@ def serving(command: Sequence[str], port: int, *, log: IO[Any], env: Mapping[str
 
 
 if __name__ == "__main__":
-    # Run by its path, this file's folder heads sys.path: its modules (server.py, cache.py, options.py)
+    # Run by its path, this file's folder heads sys.path: its modules (server.py, cache.py, config.py)
     # must not shadow a top-level module of the same name that the server's dependencies import.
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     from llama_cpp.server.__main__ import main

@@ -12,7 +12,7 @@ With n statements, of which s have P ≥ the verdict threshold (0.5 unless --ver
     faithfulness.min   = the smallest probability (an answer is as faithful as its weakest claim)
 
 How the statements are made, what each is checked against and how the verdict is asked are options,
-each measured on the dev sets by bench/accuracy.py (README, "How accurate is the judge?"):
+each measured on the dev sets by bench/accuracy.py (docs/pages/benchmarks/accuracy.md):
 statements = "sentences" (the answer's own sentences; the default: no generation, so nothing in the
 answer can steer how it is cut up, and on HaluEval dev it ranks the right answer first more often at less
 than half the time), "judge" (the judge's decomposition under a JSON schema, Ragas' way) or "both";

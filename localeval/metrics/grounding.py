@@ -19,7 +19,7 @@ faithfulness, never instead.
 This is a likelihood, not a share of verified claims. Where the yes/no verdicts of faithfulness tie
 (a lenient small judge passes every statement of a fluent wrong answer), it still ranks the answers;
 on FaithBench dev it separates the hallucinated summaries best of everything measured
-(bench/accuracy.py; README, "How accurate is the judge?"). It has no natural threshold: a paraphrase is
+(bench/accuracy.py; docs/pages/benchmarks/accuracy.md). It has no natural threshold: a paraphrase is
 less expected than a copy, so its scale depends on the judge and on how answers are written. Rank or
 compare systems with it, or set a threshold from your own labels (`localeval calibrate`).
 

@@ -38,7 +38,7 @@ class VerdictThresholds:
     """--verdict-threshold read: one threshold for every metric that counts verdicts, and others for some.
 
     0.5 is where a yes becomes likelier than a no, but a small judge is lenient with text on the question's
-    topic, by how much depends on the language and the rubric (README, *How accurate is the judge?*: Chinese
+    topic, by how much depends on the language and the rubric (docs/pages/benchmarks/accuracy.md: Chinese
     context_precision passes 27 of 30 near-topic articles at 0.5, and is right in 0.867 at a threshold
     fitted on labelled chunks). A threshold changes no judge call, so a run re-scored with another is all
     cache hits."""

@@ -1,11 +1,11 @@
 """Every metric registers itself here: its name, cutoff, columns, required fields, groups and options.
 
 Everything else is derived from the registry: the groups accepted in --metrics, "did you mean"
-suggestions, the `localeval metrics` listing, the CLI flags of metric options, and the README check.
+suggestions, the `localeval metrics` listing, the CLI flags of metric options, and the docs' metric reference (localeval/reference.py).
 Adding a metric is one class with `@register_metric`; a third-party package adds one through the
-entry-point group `localeval.metrics` (see README, "Adding a metric").
+entry-point group `localeval.metrics` (docs/pages/extending/metrics.md).
 
-Names: one canonical string per metric, `base` or `base@K`, parsed by `parse_name` and nowhere else.
+Names: one canonical string per metric, `name` or `name@K`, parsed by `parse_name` and nowhere else.
 """
 
 from __future__ import annotations
