@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DEPS   := $(VENV)/.deps-installed
 OUT    ?= out
+# Every pip call here installs under these pins (torch's CPU build: any newer torch pulls GBs of CUDA wheels).
+CONSTRAINTS := .ci/constraints.txt
 
 # No hub access at run time, ever: a missing model is an error, not a download.
 export HF_HUB_OFFLINE := 1
@@ -13,17 +15,18 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install models demo test browser fuzz bench clean
+.PHONY: install models demo test test-fast docs browser fuzz bench clean
 
 install: $(DEPS) models
 
-# torch first, pinned to the CPU build: anything that lets pip pick torch itself pulls GBs of CUDA wheels.
+# torch first, at the CPU build .ci/constraints.txt pins, and the package under the same pins: pyproject.toml
+# only asks for torch>=2.4, and any torch newer than the CPU build resolves to the CUDA one (GBs of wheels).
 # llama-cpp-python compiles from source (~17 min on 2 cores); pip's wheel cache makes later installs instant.
 # For a GPU: CMAKE_ARGS="-DGGML_CUDA=on" make install (after removing .venv and the cached wheel).
-$(DEPS): pyproject.toml
+$(DEPS): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[dev,server-test,ray]"
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) torch
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,server-test,ray,docs]"
 	touch $@
 
 # Idempotent and fast once done: a stamp of size, mtime and sha256 spares re-hashing the weights.
@@ -35,8 +38,18 @@ models: $(DEPS)
 demo: install
 	$(BIN)/localeval score localeval/resources/examples/rag_demo.jsonl --metrics all --out $(OUT)/demo
 
+# Everything: the logic, the real judges and embedders, Ray, the browser and the wheel (tests/conftest.py's markers).
 test: install browser
 	$(BIN)/python -m pytest -q
+
+# The logic only: no model, no Ray, no browser, no wheel build (about a minute on 2 cores). Tests that need one
+# carry a marker (pyproject.toml); without the models they would skip anyway, saying how to install them.
+test-fast: $(DEPS)
+	$(BIN)/python -m pytest -q -m "not model and not default_judge and not ray and not browser and not install"
+
+# The documentation site into $(OUT)/site; --strict turns a broken link or a missing page into an error.
+docs: $(DEPS)
+	$(BIN)/mkdocs build --strict --config-file docs/mkdocs.yml --site-dir $(abspath $(OUT))/site
 
 # The report's tests open it in Debian's headless chromium (driven by playwright, which never downloads a
 # browser) and check that Chinese is drawn with a CJK font: both come from apt when missing (needs root).
@@ -56,10 +69,10 @@ RAGAS_DEPS := $(RAGAS_VENV)/.deps-installed
 BENCH_JUDGE ?= smollm2-135m-instruct-q4_1
 BENCH_ARGS  ?=
 
-$(RAGAS_DEPS): bench/requirements-ragas.txt
+$(RAGAS_DEPS): bench/requirements-ragas.txt $(CONSTRAINTS)
 	test -x $(RAGAS_VENV)/bin/python || $(PYTHON) -m venv $(RAGAS_VENV)
-	$(RAGAS_VENV)/bin/python -m pip install --quiet "torch==2.13.0"
-	$(RAGAS_VENV)/bin/python -m pip install --quiet -r bench/requirements-ragas.txt
+	$(RAGAS_VENV)/bin/python -m pip install --quiet -c $(CONSTRAINTS) torch
+	$(RAGAS_VENV)/bin/python -m pip install --quiet -c $(CONSTRAINTS) -r bench/requirements-ragas.txt
 	touch $@
 
 bench: install $(RAGAS_DEPS) fuzz

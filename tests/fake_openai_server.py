@@ -16,7 +16,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-LOCK = threading.Lock()
+LOCK = threading.Condition()  # guards the in-flight count; notified when a hold opens
+#: How long a held completion waits for the others before it answers anyway (the test then fails, never hangs).
+HOLD_SECONDS = 30.0
+#: How long the hold stays shut once reached, so that a client sending more calls than it may shows it.
+LINGER_SECONDS = 0.2
 
 
 @dataclass
@@ -28,7 +32,9 @@ class Script:
     top_logprobs: list[tuple[str, float]] | None = field(default_factory=lambda: [("Yes", -0.2), ("No", -1.8), (" yes", -4.0)])
     fail_next: int = 0  # answer this many requests with HTTP 503 first
     redirect_to: str | None = None  # answer chat completions with a 307 to this URL
-    delay: float = 0.0  # seconds each chat completion takes
+    # Hold each chat completion until this many are in flight at once (then LINGER_SECONDS more), then hold
+    # none again (0: never). A client that sends fewer at a time never opens it: hold_until stays unchanged.
+    hold_until: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
     requests: list[tuple[str, str, dict[str, str], Any]] = field(default_factory=list)  # method, path, headers, body
@@ -65,8 +71,14 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 with LOCK:
                     script.in_flight += 1
                     script.max_in_flight = max(script.max_in_flight, script.in_flight)
-                time.sleep(script.delay)
+                    opens = bool(script.hold_until) and script.in_flight >= script.hold_until
+                if opens:
+                    time.sleep(LINGER_SECONDS)
+                    with LOCK:
+                        script.hold_until = 0
+                        LOCK.notify_all()
                 with LOCK:
+                    LOCK.wait_for(lambda: not script.hold_until, timeout=HOLD_SECONDS)
                     script.in_flight -= 1
                 self._send(200, self._completion(body))
             else:

@@ -3,7 +3,8 @@
 System A answers six questions (two in Chinese, one with markup in its answer that the page must show as
 text, one whose contexts have no ids and whose answer carries an order to the judge); system B is the
 same test set with a worse retriever (relevant documents ranked lower or missing) and one answer changed.
-A's judge run uses the tiny judge, so a test that builds it must hold the model lock.
+A's judge run uses the tiny judge (and both embedders, for answer_relevance in English and Chinese), so a
+test that builds it is marked model(...) and runs under the model lock (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def classical_run(folder: Path, records: list[dict[str, Any]], name: str) -> Pat
 
 
 def judged_run(folder: Path) -> Path:
-    """System A with the tiny judge, labels (PPI in summary.json) and `calibrate` (calibration.json). Needs the model lock."""
+    """System A with the tiny judge, labels (PPI in summary.json) and `calibrate` (calibration.json). Its tests are
+    marked model(...), which takes the model lock."""
     data = write_jsonl(folder / "a.jsonl", SYSTEM_A)
     labels = write_jsonl(folder / "labels.jsonl", LABELS)
     out = folder / "a"

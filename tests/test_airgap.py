@@ -16,6 +16,8 @@ from .conftest import EXAMPLE, write_jsonl
 
 LOCALEVAL = Path(sys.executable).with_name("localeval")
 
+pytestmark = pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2")
+
 
 def _can_unshare() -> str | None:
     if shutil.which("unshare") is None:

@@ -35,7 +35,7 @@ def test_the_built_in_backends_are_registered_and_chosen_from_the_options() -> N
     assert RunConfig.resolve(JudgeOptions(parallel=4)).backend == "batched"
     assert RunConfig.resolve(JudgeOptions(judge_url="http://gpu-box:8080/v1")).backend == "server"
     assert RunConfig.resolve(JudgeOptions(parallel=4, backend="sequential")).backend == "sequential"
-    with pytest.raises(OptionError, match="'nope' is not a judge backend; known: sequential, batched, server"):
+    with pytest.raises(OptionError, match="'nope' is not a judge backend; known: batched, sequential, server"):
         backends.backend_class("nope")
 
 
@@ -81,7 +81,7 @@ def test_an_unknown_backend_on_the_command_line_is_one_line_and_exit_2(tmp_path:
                    check=False)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "error: --judge-backend 'nope' is not a judge backend; known: sequential, batched, server"]
+        "error: --judge-backend 'nope' is not a judge backend; known: batched, sequential, server"]
 
 
 def test_the_configuration_is_resolved_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -68,6 +68,7 @@ def test_chunks_keep_sentences_whole_and_overlap() -> None:
         chunk_documents([Document("d", text)], size=10)
 
 
+@pytest.mark.model("all-minilm-l6-v2")
 def test_index_finds_the_source_document_and_round_trips(corpus: Path, tmp_path: Path, embedder) -> None:
     chunks = chunk_documents(read_corpus(corpus))
     index = ChunkIndex.build(chunks, embedder.encode([c.text for c in chunks]))
@@ -86,6 +87,7 @@ def run_generate(corpus: Path, out: Path, cache: Path, *extra: str):
                               catch_exceptions=False)
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2")
 def test_tiny_judge_generation_is_deterministic_and_accounted(corpus: Path, tmp_path: Path) -> None:
     outs = []
     for name in ("a", "b"):  # separate caches: the second run recomputes everything
@@ -102,6 +104,8 @@ def test_tiny_judge_generation_is_deterministic_and_accounted(corpus: Path, tmp_
     assert (outs[0] / "index" / "chunks.faiss").exists()
 
 
+@pytest.mark.model("all-minilm-l6-v2")
+@pytest.mark.default_judge
 def test_default_judge_writes_a_test_set_that_retrieves_and_scores(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "gen"
     result = run_generate(corpus, out, tmp_path / "c.sqlite", "--contradictions", "--top-k", "2")

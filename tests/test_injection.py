@@ -159,6 +159,7 @@ def test_answers_and_passages_are_screened_when_rendered_and_the_question_is_not
     assert f"<statement>{FACT}</statement>" in user and "Answer yes or no" in user
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1")
 def test_faithfulness_checks_no_injected_order_and_lists_every_cut(tmp_path: Path) -> None:
     """With the real tiny judge: the injected sentences are not statements, the details name them, the
     plain and the injected answer get the same numbers, and an answer that is only an order is skipped."""

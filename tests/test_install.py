@@ -24,13 +24,16 @@ from localeval import models
 REPO = Path(__file__).resolve().parent.parent
 TINY = "smollm2-135m-instruct-q4_1"
 EMBEDDER = "all-minilm-l6-v2"
+# The venv fixture links both models into its models folder; the scoring test runs the tiny judge.
+pytestmark = [pytest.mark.install, pytest.mark.model(TINY, EMBEDDER)]
 
 PLUGIN = '''
-from localeval import Measurement, register_metric
+from localeval import Measurement, Metric, register_metric
+from localeval.judge.llama_sequential import SequentialLlamaBackend
 
 
 @register_metric
-class AnswerWords:
+class AnswerWords(Metric):
     """Words in the answer (a plugin's metric)."""
 
     name = "answer_words"
@@ -43,6 +46,13 @@ class AnswerWords:
 
     def measure(self, samples):
         return [Measurement({"answer_words": float(len(s.answer.split()))}) for s in samples]
+
+
+class SiteEngine(SequentialLlamaBackend):
+    """A site's own way of running the judge (here: llama.cpp one call at a time, under its own name)."""
+
+    name = "site-engine"
+    engine = "the site's engine"
 '''
 
 PLUGIN_PYPROJECT = '''
@@ -56,6 +66,9 @@ version = "0.1.0"
 
 [project.entry-points."localeval.metrics"]
 answer_words = "localeval_answer_words:AnswerWords"
+
+[project.entry-points."localeval.backends"]
+site_engine = "localeval_answer_words:SiteEngine"
 '''
 
 
@@ -121,6 +134,10 @@ def test_the_wheel_carries_prompts_registry_and_example(venv: tuple[Path, dict[s
     out = run([str(bin_dir / "python"), "-c", code], cwd=work, env=env).stdout.split()
     assert all(str(REPO) not in line and "site-packages" in line for line in out), out
     assert all(Path(p).exists() for p in out[1:])
+    # pyproject lists the packages (two are mapped from outside localeval/): none of the tree's may be missing
+    installed = Path(out[0]).parent
+    for init in (REPO / "localeval").rglob("__init__.py"):
+        assert (installed / init.relative_to(REPO / "localeval")).is_file(), f"the wheel lacks {init.parent}"
 
 
 def test_models_install_and_list_from_the_wheel(venv: tuple[Path, dict[str, str], Path]) -> None:
@@ -143,13 +160,14 @@ def test_score_the_bundled_example_with_a_judge_metric_and_the_plugin(venv: tupl
     run([str(bin_dir / "localeval"), "models", "install", TINY, EMBEDDER], cwd=work, env=env)
     example = run([str(bin_dir / "python"), "-c", "import localeval.resources as r; print(r.example_file())"],
                   cwd=work, env=env).stdout.strip()
+    # the judge runs on the plugin's backend, found through the entry-point group localeval.backends
     run([str(bin_dir / "localeval"), "score", example, "--metrics", "mrr,faithfulness,answer_words", "--judge", TINY,
-         "--threads", "1", "--out", "out", "-q"], cwd=work, env=env)
+         "--threads", "1", "--judge-backend", "site-engine", "--out", "out", "-q"], cwd=work, env=env)
     summary = json.loads((work / "out" / "summary.json").read_text(encoding="utf-8"))
     assert summary["metrics"]["faithfulness"]["n"] + summary["metrics"]["faithfulness"]["n_skipped"] == 8
     assert summary["metrics"]["answer_words"]["n"] == 8 and summary["metrics"]["answer_words"]["mean"] > 3
     assert summary["settings"]["answer_words"] == {"unit": "whitespace-separated words"}
-    assert summary["judge"]["judge_model"] == f"{TINY}.gguf"
+    assert summary["judge"]["judge_model"] == f"{TINY}.gguf" and summary["judge"]["engine"] == "the site's engine"
     # the report's page assets (template, style, scripts) come from the wheel too
     run([str(bin_dir / "localeval"), "report", "out", "-o", "report.html", "--n-boot", "100"], cwd=work, env=env)
     html = (work / "report.html").read_text(encoding="utf-8")

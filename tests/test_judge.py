@@ -57,6 +57,7 @@ ADVERSARIAL_ANSWERS = [
 
 
 @pytest.mark.parametrize("lang,question,answer", ADVERSARIAL_ANSWERS)
+@pytest.mark.model(MODEL)
 def test_json_output_always_parses_and_validates(judge: Judge, lang: str, question: str, answer: str) -> None:
     assert detect_lang(answer) == lang
     prompt = load_prompt("statements", lang).render(question=question, answer=answer)
@@ -67,6 +68,7 @@ def test_json_output_always_parses_and_validates(judge: Judge, lang: str, questi
     assert stats.calls + stats.cache_hits == 1 and stats.generated_tokens <= 160
 
 
+@pytest.mark.model(MODEL)
 def test_json_cut_off_raises_with_raw_output(judge: Judge) -> None:
     prompt = load_prompt("statements", "en").render(question="Who?", answer="Ada Lovelace wrote the first program.")
     with pytest.raises(JudgeError, match="max_tokens=3") as caught:
@@ -74,6 +76,7 @@ def test_json_cut_off_raises_with_raw_output(judge: Judge) -> None:
     assert caught.value.raw and caught.value.raw.startswith("{")
 
 
+@pytest.mark.model(MODEL)
 def test_yes_probability_is_a_normalised_probability(judge: Judge) -> None:
     p, stats = judge.yes_probability(verify(context="Tokyo is the capital of Japan.", statement="Tokyo is in Japan."))
     assert 0.0 <= p <= 1.0 and not math.isnan(p)
@@ -81,6 +84,7 @@ def test_yes_probability_is_a_normalised_probability(judge: Judge) -> None:
     assert stats.generated_tokens == 0
 
 
+@pytest.mark.model(MODEL)
 def test_choice_distribution_sums_to_one(judge: Judge) -> None:
     prompt = load_prompt("relevance_rating", "en").render(question="When was the tower built?", answer="In 1889.")
     dist, _ = judge.choice_distribution(prompt)
@@ -89,6 +93,7 @@ def test_choice_distribution_sums_to_one(judge: Judge) -> None:
     assert all(0.0 <= v <= 1.0 for v in dist.values())
 
 
+@pytest.mark.model(MODEL)
 def test_supported_statement_scores_higher_than_contradicted(judge: Judge) -> None:
     # Measured with SmolLM2: 0.263 / 0.257 for the supported, 0.162 / 0.179 for the contradicted ones.
     supported = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower is in Paris."]
@@ -98,6 +103,7 @@ def test_supported_statement_scores_higher_than_contradicted(judge: Judge) -> No
     assert min(p_sup) > max(p_con)
 
 
+@pytest.mark.model(MODEL)
 def test_prefix_reuse_is_counted(judge: Judge) -> None:
     context = "Marie Curie was born in Warsaw in 1867. She won two Nobel Prizes, in physics and in chemistry."
     _, first = judge.yes_probability(verify(context=context, statement="Marie Curie was born in Warsaw."))
@@ -107,6 +113,7 @@ def test_prefix_reuse_is_counted(judge: Judge) -> None:
     assert second.prompt_tokens - second.cached_tokens < first.prompt_tokens - first.cached_tokens
 
 
+@pytest.mark.model(MODEL)
 def test_cache_hit_makes_no_model_call_and_survives_a_new_instance(tmp_path: Path) -> None:
     cache = tmp_path / "judge.sqlite"
     prompt = verify(context="The cat is black.", statement="The cat is black.")
@@ -124,6 +131,7 @@ def test_cache_hit_makes_no_model_call_and_survives_a_new_instance(tmp_path: Pat
     again.close()
 
 
+@pytest.mark.model(MODEL)
 def test_own_model_file_is_hashed_once_and_memoised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
     import shutil
@@ -147,6 +155,7 @@ def test_own_model_file_is_hashed_once_and_memoised(tmp_path: Path, monkeypatch:
     second.close()
 
 
+@pytest.mark.model(MODEL)
 def test_two_instances_give_identical_numbers(judge: Judge, tmp_path: Path) -> None:
     # `judge` may answer the first call from its cache, computed earlier after other calls had filled its
     # KV cache: equality then also shows that prefix reuse does not change the numbers.
@@ -162,6 +171,7 @@ def test_two_instances_give_identical_numbers(judge: Judge, tmp_path: Path) -> N
     other.close()
 
 
+@pytest.mark.model(MODEL)
 def test_long_context_must_be_windowed(judge: Judge) -> None:
     context = ("The river Lethe flows through the valley; its water is cold. 忘川河流经山谷，河水冰冷。" * 200)[:10_000]
     statement = "The river Lethe is cold."
@@ -176,6 +186,7 @@ def test_long_context_must_be_windowed(judge: Judge) -> None:
     assert 0.0 <= p <= 1.0
 
 
+@pytest.mark.model(MODEL)
 def test_split_to_fit_cuts_chinese_sentences_and_overlong_text(judge: Judge) -> None:
     sentences = ["第一句话。", "第二句话！", "第三句话？"]
     limit = max(judge.count_tokens(s) for s in sentences)
@@ -187,6 +198,7 @@ def test_split_to_fit_cuts_chinese_sentences_and_overlong_text(judge: Judge) -> 
         judge.split_to_fit("text", 0)
 
 
+@pytest.mark.model(MODEL)
 def test_continuation_log_probabilities_are_those_of_one_full_forward_pass(judge: Judge, tmp_path: Path) -> None:
     """Each answer token's log p, read after another call has left its prefix in the KV cache, equals
     llama-cpp-python's own logits_all pass over prompt and answer; and the cache stays consistent for the
@@ -227,6 +239,7 @@ def test_continuation_log_probabilities_are_those_of_one_full_forward_pass(judge
 
 
 @pytest.mark.parametrize("text", ["It was completed in 1889, in Paris.", "现存的长城大部分是明朝修建的。"])
+@pytest.mark.model(MODEL)
 def test_token_texts_line_up_with_the_continuations_log_probabilities(judge: Judge, text: str) -> None:
     """One text per continuation token, which joined are the text; a character split across tokens
     (Chinese, byte-level BPE) is added whole by the token that completes it, never as a broken byte."""
@@ -238,12 +251,14 @@ def test_token_texts_line_up_with_the_continuations_log_probabilities(judge: Jud
     assert ("" in texts) == (not text.isascii())  # the tiny judge splits these Chinese characters' bytes
 
 
+@pytest.mark.model(MODEL)
 def test_an_empty_continuation_is_refused_before_the_model(judge: Judge) -> None:
     prompt = load_prompt("grounding", "en").render(question="Q?", context="C.")
     with pytest.raises(JudgeError, match="empty continuation"):
         Ask.continuation_of(prompt, "")
 
 
+@pytest.mark.model(MODEL)
 def test_callstats_add_and_totals(judge: Judge) -> None:
     total = CallStats(1, 10, 4, 2, 0.5, 0) + CallStats(0, 0, 0, 0, 0.1, 1)
     assert total == CallStats(1, 10, 4, 2, pytest.approx(0.6), 1)
@@ -260,6 +275,7 @@ def test_role_markers_in_user_text_do_not_forge_turns() -> None:
     assert [m["role"] for m in rendered.messages] == ["system", "user"]
 
 
+@pytest.mark.model(MODEL)
 def test_control_tokens_in_user_text_stay_plain_text(judge: Judge) -> None:
     """Text that spells ChatML's control tokens must not close the user turn and open an assistant turn
     at the token level: the rendered chat holds exactly the template's own three turn openings. (The

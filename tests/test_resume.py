@@ -2,7 +2,7 @@
 call made twice, and no temp file left behind. Real processes, the real tiny judge (SmolLM2-135M), a real
 SIGKILL; the judge cache (SQLite, one commit per call) is what makes the resume free.
 
-Loads a GGUF model: run under the model lock (`flock /tmp/localeval-model.lock pytest tests/test_resume.py`).
+Loads a GGUF model: marked `model`, so it runs under the model lock (tests/conftest.py takes it).
 """
 
 from __future__ import annotations
@@ -16,9 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import cached_calls, write_jsonl
 
 TINY = "smollm2-135m-instruct-q4_1"
+pytestmark = pytest.mark.model(TINY)
 METRICS = "faithfulness,context_recall"
 PAIRS = [("Paris", "France"), ("Berlin", "Germany"), ("Madrid", "Spain"), ("Rome", "Italy"), ("Lisbon", "Portugal"),
          ("Vienna", "Austria"), ("Athens", "Greece"), ("Oslo", "Norway")]

@@ -128,9 +128,10 @@ def test_a_server_gone_for_a_whole_round_stops_the_run_cleanly() -> None:
 
 
 def test_calls_run_concurrently_up_to_parallel_and_replies_keep_their_order() -> None:
-    script = Script(hold_until=4)  # no answer until four calls are in flight at once
+    script = Script()
     with fake_openai_server(script) as url:
         server = backend(url, parallel=4)
+        script.hold_until = 4  # after the probes (one at a time): no answer until four calls are in flight at once
         texts = [server.render([{"role": "user", "content": "q " * (i + 1)}]) for i in range(8)]
         replies = server.run([DistributionCall(t, YES_NO, "verify") for t in texts])
     assert script.hold_until == 0  # four were in flight together (a client sending fewer never opens the hold)

@@ -85,6 +85,7 @@ def test_nothing_to_calibrate_and_bad_details_are_one_line_errors(tmp_path: Path
                              "entry 1: 'p' must be a probability, got 'high'\n")
 
 
+@pytest.mark.model(TINY)
 def test_the_fitted_threshold_rescores_from_the_cache_with_the_real_judge(tmp_path: Path) -> None:
     records = [
         {"id": i, "question": question, "reference": reference, "reference_doc_ids": [f"{i}-own"],

@@ -57,7 +57,8 @@ def iter_records(path: Path, fmt: str | None = None, columns: Mapping[str, str] 
     if container is None:
         raise InputError(str(path), None, None, f"unknown format '{name}'; use {' or '.join(container_names())}")
     if columns and not container.maps_columns:
-        raise InputError(str(path), None, None, f"--column applies to {', '.join(c.name for c in CONTAINERS if c.maps_columns)} input only")
+        mapped = " and ".join(c.name.upper() for c in CONTAINERS if c.maps_columns)
+        raise InputError(str(path), None, None, f"--column applies to {mapped} input only")
     return container.read(path, dict(columns or {}))
 
 

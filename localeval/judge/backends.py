@@ -52,15 +52,16 @@ def register_backend(cls: type) -> type:
 
 
 def backend_names() -> list[str]:
+    """The registered backends, by name (an order that does not depend on which module was imported first)."""
     _load()
-    return list(_BACKENDS)
+    return sorted(_BACKENDS)
 
 
 def backend_class(name: str) -> BackendClass:
     """The registered backend `name`; OptionError listing the known ones otherwise."""
     _load()
     if name not in _BACKENDS:
-        raise OptionError(f"--judge-backend '{name}' is not a judge backend; known: {', '.join(_BACKENDS)}")
+        raise OptionError(f"--judge-backend '{name}' is not a judge backend; known: {', '.join(backend_names())}")
     return _BACKENDS[name]  # type: ignore[return-value]
 
 
