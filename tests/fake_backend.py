@@ -16,10 +16,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from localeval.errors import JudgeError
 from localeval.judge import Judge
 from localeval.judge.backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall,
-                                     DistributionReply, JsonCall, JsonReply, OnReply, Reply)
+                                     DistributionReply, JsonCall, JsonReply, OnReply, Reply, answer_each)
 from localeval.judge.config import JudgeOptions
 from localeval.model_kit import ModelKit
 
@@ -85,26 +84,18 @@ class FakeBackend:
         return [text[start:end] for start, end in zip([0, *ends], ends)]
 
     def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
-        replies: list[Reply] = []
-        for i, call in enumerate(calls):
-            self.calls.append(call)
-            stats = CallStats(1, self.prompt_tokens(call.text), 0, 0, 0.0, 0)
-            reply: Reply
-            try:
-                if isinstance(call, JsonCall):
-                    value = self.json_rule(call)
-                    reply = JsonReply("" if value is None else repr(value), value, value is not None, stats)
-                elif isinstance(call, ContinuationCall):
-                    reply = ContinuationReply(tuple(self.continuation_rule(call)), stats)
-                else:
-                    weights = self.probability_rule(call)
-                    reply = DistributionReply({k: math.log(max(w, 1e-12)) for k, w in weights.items()}, 0.0, stats)
-            except JudgeError as exc:
-                reply = exc
-            replies.append(reply)
-            if on_reply is not None:
-                on_reply(i, reply)
-        return replies
+        return answer_each(calls, self._answer, on_reply)
+
+    def _answer(self, call: Call) -> Reply:
+        self.calls.append(call)
+        stats = CallStats(1, self.prompt_tokens(call.text), 0, 0, 0.0, 0)
+        if isinstance(call, JsonCall):
+            value = self.json_rule(call)
+            return JsonReply("" if value is None else repr(value), value, value is not None, stats)
+        if isinstance(call, ContinuationCall):
+            return ContinuationReply(tuple(self.continuation_rule(call)), stats)
+        weights = self.probability_rule(call)
+        return DistributionReply({k: math.log(max(w, 1e-12)) for k, w in weights.items()}, 0.0, stats)
 
     def close(self) -> None:
         pass

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_backend import FakeBackend
 
 import localeval
 from localeval.errors import OptionError
 from localeval.judge import JudgeOptions, RunConfig, backends, config, open_judge
 from localeval.metrics import MetricOptions, build_metrics
 from localeval.scoring import batch_size
-from tests.fake_backend import FakeBackend
 from tests.report_runs import localeval as run_cli
 
 SAMPLE = {"id": "q1", "question": "Where is the Eiffel Tower?", "answer": "The Eiffel Tower is in Paris.",

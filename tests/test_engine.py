@@ -193,13 +193,13 @@ def test_the_cpu_default_follows_the_judges_weights_and_the_memory_its_streams_t
     kquant = tmp_path / "k.gguf"
     kquant.write_bytes(patched)
     assert read_header(kquant).tiled and read_header(kquant).kv_bytes_per_token == tiny.kv_bytes_per_token
-    assert config.RunConfig.resolve(JudgeOptions(judge=str(kquant)).parallel) == config.DEFAULT_PARALLEL_CPU_TILED == 16
+    assert config.RunConfig.resolve(JudgeOptions(judge=str(kquant))).parallel == config.DEFAULT_PARALLEL_CPU_TILED == 16
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     too_long = int(memory * config.KV_SHARE_OF_MEMORY / (16 * tiny.kv_bytes_per_token)) + 512
-    assert options.parallel_of(JudgeOptions(judge=str(kquant), n_ctx=too_long)) == 4
+    assert config.RunConfig.resolve(JudgeOptions(judge=str(kquant), n_ctx=too_long)).parallel == 4
     foreign = tmp_path / "x.gguf"
     foreign.write_bytes(patched[:4096])  # a header that breaks off
-    assert config.RunConfig.resolve(JudgeOptions(judge=str(foreign)).parallel) == 4
+    assert config.RunConfig.resolve(JudgeOptions(judge=str(foreign))).parallel == 4
 
 
 def _with_file_type(path: Path, file_type: int) -> bytes:

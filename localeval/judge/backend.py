@@ -111,6 +111,21 @@ Reply = Union[JsonReply, DistributionReply, ContinuationReply, JudgeError]
 OnReply = Callable[[int, Reply], None]
 
 
+def answer_each(calls: Sequence[Call], answer: Callable[[Call], Reply], on_reply: OnReply | None = None) -> list[Reply]:
+    """`run` for a backend that answers one call after another: a call that fails gets its JudgeError in its
+    place, and each reply is handed to `on_reply` as soon as it is final."""
+    replies: list[Reply] = []
+    for i, call in enumerate(calls):
+        try:
+            reply = answer(call)
+        except JudgeError as exc:
+            reply = exc
+        replies.append(reply)
+        if on_reply is not None:
+            on_reply(i, reply)
+    return replies
+
+
 def spellings(words: Sequence[str]) -> list[str]:
     """The ways a model may write an answer word as its first token: as given, lower, capitalised, upper
     case, each with and without a leading space (a tokenizer may glue the space to the word)."""

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError
 from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, DistributionReply,
-                      JsonCall, JsonReply, OnReply, Reply, log_softmax_at, prompt_too_long)
+                      JsonCall, JsonReply, OnReply, Reply, answer_each, log_softmax_at, prompt_too_long)
 from .backends import register_backend
 from .grammar import strict_json_gbnf
 from .llama_model import JsonDecoding, LlamaModel
@@ -35,17 +35,12 @@ class SequentialLlamaBackend(LlamaModel):
         self._grammars: dict[str, Any] = {}
 
     def run(self, calls: Sequence[Call], on_reply: OnReply | None = None) -> list[Reply]:
-        replies: list[Reply] = []
-        for i, call in enumerate(calls):
-            try:
-                reply: Reply = (self._json(call) if isinstance(call, JsonCall) else self._continuation(call)
-                                if isinstance(call, ContinuationCall) else self._distribution(call))
-            except JudgeError as exc:
-                reply = exc
-            replies.append(reply)
-            if on_reply is not None:
-                on_reply(i, reply)
-        return replies
+        return answer_each(calls, self._answer, on_reply)
+
+    def _answer(self, call: Call) -> Reply:
+        if isinstance(call, JsonCall):
+            return self._json(call)
+        return self._continuation(call) if isinstance(call, ContinuationCall) else self._distribution(call)
 
     def _json(self, call: JsonCall) -> JsonReply:
         started = time.perf_counter()

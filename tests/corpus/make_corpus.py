@@ -100,7 +100,7 @@ case("jsonl_only_blank_lines", score("jsonl/blank_lines.jsonl"), message="blank_
 w("jsonl/bom_crlf.jsonl", ("\ufeff" + jl(GOOD[:2]).replace("\n", "\r\n")).encode("utf-8"))
 case("jsonl_bom_and_crlf_accepted", score("jsonl/bom_crlf.jsonl"), exit=0)
 w("jsonl/data.txt", jl(GOOD[:1]))
-case("input_unknown_extension", score("jsonl/data.txt"), message="data.txt: unknown format; use a .jsonl or .csv file, or pass --format")
+case("input_unknown_extension", score("jsonl/data.txt"), message="data.txt: unknown format; use a file ending in .jsonl, .ndjson, .json, .csv, .tsv, or pass --format")
 case("jsonl_with_column_option", score("ok.jsonl", "--column", "question=query"), message="--column applies to CSV input only")
 
 # ---- CSV ------------------------------------------------------------------------------------------
