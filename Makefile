@@ -43,9 +43,11 @@ test: install browser
 	$(BIN)/python -m pytest -q
 
 # The logic only: no model, no Ray, no browser, no wheel build (about a minute on 2 cores). Tests that need one
-# carry a marker (pyproject.toml); without the models they would skip anyway, saying how to install them.
+# carry a marker (pyproject.toml); the models folder is pointed at nothing, so an unmarked test that loads a
+# model fails here instead of running one.
 test-fast: $(DEPS)
-	$(BIN)/python -m pytest -q -m "not model and not default_judge and not ray and not browser and not install"
+	LOCALEVAL_MODELS=$(abspath $(OUT))/no-models \
+	  $(BIN)/python -m pytest -q -m "not model and not default_judge and not ray and not browser and not install"
 
 # The documentation site into $(OUT)/site; --strict turns a broken link or a missing page into an error.
 docs: $(DEPS)
