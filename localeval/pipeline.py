@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import models
 from .data.labels import Labels, read_labels
-from .data.loading import read_samples, validate_file
+from .data.loading import input_notice, read_samples, validate_file
 from .data.records import Sample, sample_from_record
 from .distributed import RayOptions
 from .errors import InputError
@@ -23,6 +23,7 @@ from .metrics import Metric, MetricOptions, build_metrics
 from .metrics.criteria import CriterionMetric, check_levels, criteria_of, language_check
 from .model_kit import ModelKit
 from .progress import Progress
+from .results.tables import TABLE_FORMATS, check_tables, table_name
 from .results.writer import RESULT_FILES
 from .scoring import batch_size, batched, build_summary, measure_batch, measure_rows, new_summary, write_results
 from .strict_json import check_json_value
@@ -78,21 +79,29 @@ def score_file(
     labels: Labelled | None = None,
     progress: bool = False,
     ray: RayOptions | None = None,
+    tables: Sequence[str] = (),
+    notice: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Validate the whole file, then stream it through the metrics into `out_dir`; return the summary.
 
     With `labels`, the summary also holds the prediction-powered estimates (see stats.calibration.ppi_summary).
     `progress` reports samples done, rate and time left on stderr. With `ray`, the samples are scored by a
-    pool of Ray actors (distributed/ray_runner.py); the files written are the same.
+    pool of Ray actors (distributed/ray_runner.py); the files written are the same. `tables` adds
+    samples.csv / samples.parquet (results/tables.py); `notice` hears, once the input is validated, how it was
+    read (its shape, and whether ids are row numbers).
     """
     if ray is not None:  # refused before the input is read or Ray starts
         ray.check((options or MetricOptions()).judge.gpu_layers)
+    tables = check_tables(tables)
     built, ids = _checked_options(metrics, options, out_dir, models_here=ray is None), set() if labels else None
     criteria, check = criteria_of(built), None
     if criteria:  # a sample in a language a criterion has no wording for stops the run before the judge loads
         kit = next(m.kit for m in built if isinstance(m, CriterionMetric))
         check = language_check(criteria, kit.lang, str(path))
     total = validate_file(path, fmt, columns, ids, check)
+    said = input_notice(path, fmt, columns) if notice is not None else ""
+    if said:
+        notice(said)  # type: ignore[misc]
     human = None
     if labels is not None:  # checked against the input now, not after the judge has done its work
         columns_out = [column for metric in built for column in metric.columns]
@@ -102,9 +111,9 @@ def score_file(
         from .distributed.ray_runner import score_file_ray
 
         return score_file_ray(path, out_dir, built, options or MetricOptions(), ray, total, fmt, columns, human,
-                              meter)
+                              meter, tables)
     return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=human,
-                       progress=meter)
+                       progress=meter, tables=tables)
 
 
 def score_trec(
@@ -133,7 +142,7 @@ def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None
     values, where the results go, and the models, cache and prompts the metrics will use. Not
     `models_here` for a Ray run: the models are needed on the cluster's nodes, which it checks itself."""
     built = build_metrics(metrics, options)
-    check_output_dir(out_dir, RESULT_FILES)
+    check_output_dir(out_dir, (*RESULT_FILES, *map(table_name, TABLE_FORMATS)))
     if models_here:
         check_models(built)
     return built
@@ -157,9 +166,10 @@ def check_models(metrics: Sequence[Metric]) -> None:
 def _score_into(
     samples: Iterator[Sample], metrics: Sequence[Metric], out_dir: Path, source: str,
     extra: dict[str, Any] | None = None, labels: Labels | None = None, progress: Progress | None = None,
+    tables: Sequence[str] = (),
 ) -> dict[str, Any]:
     batches = (measure_rows(batch, metrics) for batch in batched(samples, batch_size(metrics)))
-    return write_results(batches, metrics, out_dir, source, extra, labels, progress)
+    return write_results(batches, metrics, out_dir, source, extra, labels, progress, tables=tables)
 
 
 def _as_samples(items: Iterable[Sample | Mapping[str, Any]]) -> Iterator[Sample]:

@@ -31,7 +31,7 @@ BATCH_SIZE = 256
 def write_results(
     row_batches: Iterable[list[dict[str, Any]]], metrics: Sequence[Metric], out_dir: Path, source: str,
     extra: dict[str, Any] | None = None, labels: Labels | None = None, progress: Progress | None = None,
-    judge_info: Mapping[str, Any] | None = None,
+    judge_info: Mapping[str, Any] | None = None, tables: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Rows (in input order) → samples.jsonl, the summary tallied from the same rows, one atomic commit.
 
@@ -39,7 +39,7 @@ def write_results(
     rows were computed. `extra` and `judge_info` are read only after the last row: a producer that learns
     them while streaming (which judge the actors loaded) may fill them in as it goes."""
     tally = new_summary(metrics)
-    with ResultWriter(out_dir) as writer:
+    with ResultWriter(out_dir, tables) as writer:
         for rows in row_batches:
             tally_rows(tally, metrics, rows)
             for row in rows:

@@ -155,7 +155,8 @@ def test_csv_errors_name_line_and_field(tmp_path: Path) -> None:
     path.write_text("id,question\n1,q,extra\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"d\.csv:2: has 3 cells but the header has 2"):
         validate_file(path)
-    with pytest.raises(InputError, match=r"--column question=query: no column 'query'"):
+    path.write_text("id,question\n1,q\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"d\.csv:2: --column question=query: no column 'query' in the first record"):
         validate_file(path, columns={"question": "query"})
     with pytest.raises(InputError, match=r"'questions' is not a field"):
         validate_file(path, columns={"questions": "q"})

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..data.loading import container_names
+from ..results.tables import TABLE_FORMATS
 from .errors import user_errors
 from .options import (OutPath, judge_options, judge_settings, metric_options, pairs_callback, pop_metric_options,
                       pop_ray_options, ray_options)
@@ -20,9 +21,14 @@ from .options import (OutPath, judge_options, judge_settings, metric_options, pa
                    "Default: classical for INPUT, retrieval for --run.")
 @click.option("-o", "--out", "out_dir", default="localeval-results", show_default=True, type=OutPath(path_type=Path),
               help="Folder for samples.jsonl, summary.json and summary.csv.")
-@click.option("--format", "fmt", type=click.Choice(container_names()), help="Input format (default: from the extension).")
+@click.option("--format", "fmt", type=click.Choice(container_names()),
+              help="The input's container (default: from the extension; a .json file starting with '[' is an array).")
 @click.option("--column", "columns", multiple=True, callback=pairs_callback("FIELD=COLUMN (e.g. question=query)"),
-              metavar="FIELD=COLUMN", help="CSV only: read FIELD from COLUMN (repeatable), e.g. --column question=query.")
+              metavar="FIELD=COLUMN", help="Read FIELD from COLUMN (repeatable), e.g. --column question=query; any "
+                                           "container. Ragas' and DeepEval's field names are read without it.")
+@click.option("--table", "tables", multiple=True, type=click.Choice(TABLE_FORMATS),
+              help="Also write the samples as a flat table, samples.csv or samples.parquet (repeatable): the input "
+                   "fields and one column per metric, for pandas or Hugging Face datasets.")
 @click.option("--criteria", "criteria", multiple=True, type=click.Path(path_type=Path), metavar="FILE|FOLDER",
               help="Your own criteria: a criterion file (TOML) or a folder of them, repeatable; each is scored as the "
                    "metric criteria.NAME beside --metrics (alone when --metrics is not given).")
@@ -40,9 +46,10 @@ from .options import (OutPath, judge_options, judge_settings, metric_options, pa
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table.")
 @user_errors
 def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str | None, columns: dict[str, str],
-          criteria: tuple[Path, ...], run_path: Path | None, qrels_path: Path | None, labels_path: Path | None,
+          tables: tuple[str, ...], criteria: tuple[Path, ...], run_path: Path | None, qrels_path: Path | None, labels_path: Path | None,
           label_columns: dict[str, str], quiet: bool, **kwargs: Any) -> None:
-    """Score a test set (JSONL or CSV), or a TREC run against qrels, and write the results to --out."""
+    """Score a test set (JSON Lines, a JSON array, CSV/TSV or Parquet; localeval's, Ragas' or DeepEval's field
+    names), or a TREC run against qrels, and write the results to --out."""
     from ..metrics import MetricOptions
     from ..pipeline import Labelled, score_file, score_trec
     from ..results.verdicts import chunk_metrics
@@ -66,7 +73,8 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
         labels = Labelled(labels_path, label_columns) if labels_path else None
         default = "" if criteria else "classical"  # --criteria alone scores just the criteria
         summary = score_file(input_path, out_dir, metrics or default, options, fmt, columns, labels,
-                             progress=not quiet, ray=ray)
+                             progress=not quiet, ray=ray, tables=tables,
+                             notice=None if quiet else (lambda line: click.echo(line, err=True)))
     if not quiet:
         click.echo(summary_table(summary["metrics"]))
         if "ppi" in summary:

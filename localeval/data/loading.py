@@ -1,26 +1,35 @@
-"""Reading test sets: JSON Lines or CSV, streamed record by record with their line numbers.
+"""Reading test sets: JSON Lines, a JSON array, CSV/TSV or Parquet, record by record with their line numbers.
 
-Files are read lazily so a million-line test set never sits in memory; validation happens per record
-(see records.py) and ids are checked for duplicates as they stream past. Callers that must not half-write
-output run `validate_file` first: a cheap full pass that fails on the first bad record.
+Files are read lazily so a million-line test set never sits in memory (a Parquet file a row group at a
+time; a JSON array is the one container that is parsed whole); validation happens per record (see
+records.py) and ids are checked for duplicates as they stream past. Every container's records go through
+the same steps: --column renames, then the shape (shapes.py: Ragas' or DeepEval's field names, ids from row
+numbers). Callers that must not half-write output run `validate_file` first: a cheap full pass that fails
+on the first bad record.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import InputError
-from ..files import check_readable, decoded_lines
-from ..strict_json import parse_json
+from ..files import check_readable, decoded_lines, read_text
+from ..strict_json import check_json_value, parse_json
 from .records import Sample, sample_from_record
+from .shapes import FIELDS, LIST_FIELDS, SHAPES, RecordReader
 
-#: CSV columns that hold JSON (lists or objects); the rest are plain text.
-JSON_COLUMNS = ("contexts", "reference_doc_ids", "reference_docs")
-#: Fields a CSV can map columns to with --column FIELD=COLUMN.
-CSV_FIELDS = ("id", "question", "answer", "reference") + JSON_COLUMNS
+#: The fields --column FIELD=COLUMN can fill.
+COLUMN_FIELDS = ("id", *FIELDS)
+#: Every field name some shape uses: an empty CSV cell of one of them means "absent".
+KNOWN_FIELDS = frozenset({"id", *(name for shape in SHAPES for name in shape.fields),
+                          *(ids for shape in SHAPES for ids, _ in shape.ids_of)})
+#: Parquet rows are read this many at a time.
+PARQUET_BATCH = 4096
 
 
 @dataclass(frozen=True)
@@ -30,9 +39,9 @@ class Container:
 
     name: str
     extensions: tuple[str, ...]
-    read: Callable[[Path, dict[str, str]], Iterator[tuple[int, Any]]]
-    #: Whether --column FIELD=COLUMN renames its fields (formats with free column names).
-    maps_columns: bool
+    read: Callable[[Path], Iterator[tuple[int, Any]]]
+    #: Whether its values are all text (CSV): a list field's cell then holds JSON.
+    text_cells: bool = False
 
 
 def container_names() -> list[str]:
@@ -40,8 +49,11 @@ def container_names() -> list[str]:
 
 
 def detect_format(path: Path) -> str:
-    """By extension, because sniffing content would misread a CSV whose first cell holds JSON."""
+    """By extension, because sniffing content would misread a CSV whose first cell holds JSON; a .json file
+    is a JSON array when it starts with '[' and JSON Lines otherwise (Hugging Face's `to_json` writes lines)."""
     suffix = path.suffix.lower()
+    if suffix == ".json":
+        return "json" if _first_character(path) == "[" else "jsonl"
     for container in CONTAINERS:
         if suffix in container.extensions:
             return container.name
@@ -50,23 +62,100 @@ def detect_format(path: Path) -> str:
 
 
 def iter_records(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, decoded record) pairs; decoding errors name the file and line."""
+    """Yield (line number, record in localeval's field names) pairs; errors name the file and line."""
+    return _records(path, fmt, columns, RecordReader(str(path)))
+
+
+def input_notice(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> str:
+    """The run's first line about its input ("read as a Ragas dataset: user_input → question, ..."), from its
+    first record; call after the file has been validated."""
+    reader = RecordReader(str(path))
+    next(_records(path, fmt, columns, reader), None)
+    return reader.describe()
+
+
+def _records(path: Path, fmt: str | None, columns: Mapping[str, str] | None,
+             reader: RecordReader) -> Iterator[tuple[int, Any]]:
     check_readable(path)
+    source = str(path)
     name = fmt or detect_format(path)
     container = next((c for c in CONTAINERS if c.name == name), None)
     if container is None:
-        raise InputError(str(path), None, None, f"unknown format '{name}'; use {' or '.join(container_names())}")
-    if columns and not container.maps_columns:
-        mapped = " and ".join(c.name.upper() for c in CONTAINERS if c.maps_columns)
-        raise InputError(str(path), None, None, f"--column applies to {mapped} input only")
-    return container.read(path, dict(columns or {}))
+        raise InputError(source, None, None, f"unknown format '{name}'; use {' or '.join(container_names())}")
+    renames = _column_renames(columns or {}, source)
+    return _shaped(container, path, renames, reader)
+
+
+def _shaped(container: Container, path: Path, renames: dict[str, str],
+            reader: RecordReader) -> Iterator[tuple[int, Any]]:
+    source = str(path)
+    first = True
+    for line, record in container.read(path):
+        if isinstance(record, dict):
+            if renames:
+                record = _renamed(record, renames, source, line, first)
+            if container.text_cells:
+                record = _decoded_cells(record, source, line)
+        first = False
+        yield line, reader(record, line)
+
+
+def _column_renames(columns: Mapping[str, str], source: str) -> dict[str, str]:
+    """--column FIELD=COLUMN pairs as {COLUMN: FIELD}."""
+    for field_name in columns:
+        if field_name not in COLUMN_FIELDS:
+            raise InputError(source, None, None, f"--column: '{field_name}' is not a field; use one of "
+                                                 f"{', '.join(COLUMN_FIELDS)}")
+    return {column: field_name for field_name, column in columns.items() if column != field_name}
+
+
+def _renamed(record: dict[str, Any], renames: dict[str, str], source: str, line: int, first: bool) -> dict[str, Any]:
+    if first:
+        for column, field_name in renames.items():
+            if column not in record:
+                raise InputError(source, line, None, f"--column {field_name}={column}: no column '{column}' in the "
+                                                     f"first record (it has {', '.join(record) or 'none'})")
+    return {renames.get(key, key): value for key, value in record.items()}
+
+
+def _decoded_cells(record: dict[str, Any], source: str, line: int) -> dict[str, Any]:
+    """A CSV row's cells as values: an empty cell of a known field is absent, a list field's cell is JSON
+    (or the Python list literal pandas writes for a list, as Ragas' `to_csv` does)."""
+    out: dict[str, Any] = {}
+    for name, cell in record.items():
+        if cell == "" and name in KNOWN_FIELDS:
+            out[name] = None
+        elif name in LIST_FIELDS:
+            out[name] = _list_cell(cell, source, line, name)
+        else:
+            out[name] = cell
+    return out
+
+
+def _list_cell(cell: str, source: str, line: int, name: str) -> Any:
+    if cell.lstrip().startswith("[") and "'" in cell:
+        try:
+            value = ast.literal_eval(cell)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            pass
+        else:
+            if isinstance(value, list) and all(isinstance(item, str) for item in value):
+                return value
+    return parse_json(cell, source, line, name, "cell must hold JSON")
 
 
 def read_samples(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> Iterator[Sample]:
-    """Validated samples in file order; a duplicate id is an error naming both lines."""
+    """Validated samples in file order; a duplicate id is an error naming both lines, and an error names the
+    field as the file does (a Ragas file's `user_input`, not `question`)."""
     seen: set[str] = set()
-    for line, record in iter_records(path, fmt, columns):
-        sample = sample_from_record(record, str(path), line)
+    reader = RecordReader(str(path))
+    for line, record in _records(path, fmt, columns, reader):
+        try:
+            sample = sample_from_record(record, str(path), line)
+        except InputError as exc:
+            if reader.their_field(exc.field) == exc.field:
+                raise
+            raise InputError(exc.source, exc.line, reader.their_field(exc.field), exc.message) from None
         if sample.id in seen:
             first = _first_line_of(path, fmt, columns, sample.id)
             raise InputError(str(path), line, "id", f"duplicate id '{sample.id}' (first used on line {first})")
@@ -107,51 +196,51 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             yield number, parse_json(text.rstrip("\r\n"), source, number)
 
 
-def _iter_csv(path: Path, columns: dict[str, str]) -> Iterator[tuple[int, Any]]:
-    """CSV rows mapped to contract fields; list-valued fields hold JSON in their cell.
+def _iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
+    """The elements of a file holding one JSON array (DeepEval's saved datasets), each with the line it
+    starts on. Parsed whole by the strict decoder: a large test set belongs in JSON Lines or Parquet."""
+    source = str(path)
+    text = read_text(path)
+    value = parse_json(text, source)
+    if not isinstance(value, list):
+        raise InputError(source, None, None, f"must hold one JSON array of records, got a {type(value).__name__}; "
+                                             "for one record per line, name the file .jsonl")
+    decoder, position, line = json.JSONDecoder(), text.index("[") + 1, 1 + text[: text.index("[")].count("\n")
+    for item in value:  # where each element starts, for its line number (the whole text already parsed)
+        while text[position] in " \t\r\n,":
+            line += text[position] == "\n"
+            position += 1
+        _, end = decoder.raw_decode(text, position)
+        yield line, item
+        line += text[position:end].count("\n")
+        position = end
+
+
+def _iter_csv(path: Path) -> Iterator[tuple[int, Any]]:
+    """CSV rows as {column: cell}.
 
     The reader is strict: a quote that is never closed, or text after a closing quote, is an error naming
     the line where the row starts, rather than rows silently merged into one cell. A header naming a
     column twice is an error too (a dict of the row would keep only the last one).
     """
     source = str(path)
-    for field_name in columns:
-        if field_name not in CSV_FIELDS:
-            raise InputError(source, None, None, f"--column: '{field_name}' is not a field; use one of {', '.join(CSV_FIELDS)}")
     rows = _csv_rows(path)
     try:
         _, header = next(rows)
     except StopIteration:
         return
-    index: dict[str, int] = {}
+    seen: dict[str, int] = {}
     for i, name in enumerate(header):
-        if name in index:
-            raise InputError(source, 1, None, f"column '{name}' appears twice in the header (columns {index[name] + 1} "
+        if name in seen:
+            raise InputError(source, 1, None, f"column '{name}' appears twice in the header (columns {seen[name] + 1} "
                                               f"and {i + 1}); rename one")
-        index[name] = i
-    mapping = {f: columns.get(f, f) for f in CSV_FIELDS}
-    for field_name, column in columns.items():
-        if column not in index:
-            raise InputError(source, 1, None, f"--column {field_name}={column}: no column '{column}' in the header")
+        seen[name] = i
     for line, row in rows:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             raise InputError(source, line, None, f"has {len(row)} cells but the header has {len(header)}")
-        record: dict[str, Any] = {name: row[i] for name, i in index.items()}
-        for field_name, column in mapping.items():
-            if column not in index:
-                continue
-            cell = row[index[column]]
-            if column != field_name:
-                record.pop(column, None)
-            if cell == "":
-                record[field_name] = None
-            elif field_name in JSON_COLUMNS:
-                record[field_name] = parse_json(cell, source, line, field_name, "cell must hold JSON")
-            else:
-                record[field_name] = cell
-        yield line, record
+        yield line, dict(zip(header, row))
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
@@ -176,7 +265,43 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
         yield start, row
 
 
+def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
+    """A Parquet file's rows, a batch at a time (a file of millions of rows stays out of memory); a row's
+    number stands for its line. Values must be what a JSON record could hold (no timestamps, no NaN)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(str(path), None, None, "reading Parquet needs pyarrow: pip install pyarrow") from None
+    source = str(path)
+    try:
+        file = pq.ParquetFile(path)
+        # A map column ({doc_id: grade}) reads as (key, value) pairs; a record holds it as an object.
+        maps = [f.name for f in file.schema_arrow if pa.types.is_map(f.type)]
+        row = 0
+        for batch in file.iter_batches(batch_size=PARQUET_BATCH):
+            for record in batch.to_pylist():
+                row += 1
+                for name in maps:
+                    if record.get(name) is not None:
+                        record[name] = dict(record[name])
+                check_json_value(record, lambda field, message: InputError(source, row, field, message))
+                yield row, record
+    except (pa.ArrowException, OSError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(source, None, None, f"is not a readable Parquet file ({first}); a truncated or "
+                                             "unfinished write?") from None
+
+
+def _first_character(path: Path) -> str:
+    with path.open("rb") as handle:
+        start = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return start[:1].decode("ascii", "replace")
+
+
 CONTAINERS = (
-    Container("jsonl", (".jsonl", ".ndjson", ".json"), lambda path, columns: iter_jsonl(path), maps_columns=False),
-    Container("csv", (".csv", ".tsv"), _iter_csv, maps_columns=True),
+    Container("jsonl", (".jsonl", ".ndjson"), iter_jsonl),
+    Container("json", (".json",), _iter_json_array),
+    Container("csv", (".csv", ".tsv"), _iter_csv, text_cells=True),
+    Container("parquet", (".parquet", ".pq"), _iter_parquet),
 )

@@ -50,7 +50,7 @@ LOST = "its Ray actor died on every attempt (a crash, or killed for memory; see 
 def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options: MetricOptions,
                    ray_options: RayOptions, total: int, fmt: str | None = None,
                    columns: Mapping[str, str] | None = None, labels: Labels | None = None,
-                   meter: Progress | None = None) -> dict[str, Any]:
+                   meter: Progress | None = None, tables: Sequence[str] = ()) -> dict[str, Any]:
     """Score the `total` samples of `path` on a Ray cluster into `out_dir`; the files equal those of
     `pipeline.score_file`, which has checked the options, the output folder and the whole input (and read
     `labels`) before calling."""
@@ -67,7 +67,8 @@ def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options
                  else batch_size(metrics) * CHEAP_BATCHES_PER_CHUNK)
         run = _Run(ray, path.absolute(), fmt, columns, metrics, remote_options, ray_options, chunk, total)
         run.start(sha256 if "judge" in kinds else None, cache_path)
-        return write_results(run.rows(), metrics, out_dir, str(path), {"ray": run.info}, labels, meter, run.judge_info)
+        return write_results(run.rows(), metrics, out_dir, str(path), {"ray": run.info}, labels, meter, run.judge_info,
+                             tables)
 
 
 def _import_ray() -> Any:

@@ -11,10 +11,11 @@ import csv
 import io
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Sequence
 
 from ..atomic import AtomicFiles
 from ..files import dumps
+from .tables import table_name, write_table
 
 SAMPLES_FILE = "samples.jsonl"
 SUMMARY_JSON = "summary.json"
@@ -27,8 +28,9 @@ RESULT_FILES = (SAMPLES_FILE, SUMMARY_JSON, SUMMARY_CSV)
 class ResultWriter:
     """Streams rows to a temporary samples file; `commit` writes the summaries and renames all at once."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, tables: Sequence[str] = ()) -> None:
         self.out_dir = out_dir
+        self.tables = tuple(tables)  # formats of results/tables.py written beside samples.jsonl
         self._files = AtomicFiles(out_dir)
         self._rows = self._files.open(SAMPLES_FILE)
 
@@ -46,6 +48,8 @@ class ResultWriter:
             handle.write(dumps(summary, indent=2) + "\n")
         with self._files.open(SUMMARY_CSV) as handle:
             handle.write(summary_csv(summary["metrics"]))
+        for fmt in self.tables:
+            write_table(self._rows.path, fmt, list(summary["metrics"]), self._files.temp(table_name(fmt)))
         self._files.commit()
 
     def discard(self) -> None:

@@ -1,0 +1,158 @@
+"""Test sets as other tools write them: Ragas' and DeepEval's field names, JSON arrays, CSV and Parquet, no
+ids; and the samples back out as a table pandas reads in one call."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from localeval.data.loading import input_notice, read_samples
+from localeval.errors import InputError
+from localeval.metrics import MetricOptions
+from localeval.judge import JudgeOptions
+from localeval.pipeline import score_file
+
+TINY = "smollm2-135m-instruct-q4_1"
+#: Three samples in localeval's own field names, without ids (each shape's files get row-number ids).
+SAMPLES = [
+    {"question": "Where is the Eiffel Tower?", "answer": "The Eiffel Tower is in Paris.",
+     "contexts": ["The Eiffel Tower stands in Paris, France.", "Berlin is the capital of Germany."],
+     "reference": "It is in Paris.", "reference_docs": ["The Eiffel Tower stands in Paris, France."]},
+    {"question": "Who wrote Nineteen Eighty-Four?", "answer": "Aldous Huxley wrote it.",
+     "contexts": ["George Orwell wrote Nineteen Eighty-Four in 1949."],
+     "reference": "George Orwell.", "reference_docs": ["George Orwell wrote Nineteen Eighty-Four in 1949."]},
+    {"question": "When was the telephone patented?", "answer": "In 1876, by Alexander Graham Bell.",
+     "contexts": ["Bell was granted the telephone patent in 1876.", "Edison improved the phonograph."],
+     "reference": "1876.", "reference_docs": ["Bell was granted the telephone patent in 1876."]},
+]
+RENAMES = {
+    "localeval": {},
+    "ragas": {"question": "user_input", "answer": "response", "contexts": "retrieved_contexts",
+              "reference_docs": "reference_contexts"},
+    "deepeval": {"question": "input", "answer": "actual_output", "contexts": "retrieval_context",
+                 "reference": "expected_output", "reference_docs": "context"},
+}
+CLASSICAL = ["rouge_l", "exact_match", "token_f1", "answer_rouge_l"]
+
+
+def in_shape(shape: str) -> list[dict[str, Any]]:
+    return [{RENAMES[shape].get(k, k): v for k, v in sample.items()} for sample in SAMPLES]
+
+
+def write(folder: Path, shape: str, container: str, records: list[dict[str, Any]] | None = None) -> Path:
+    """The records (default: SAMPLES in `shape`) written as `container` would hold them."""
+    records = in_shape(shape) if records is None else records
+    path = folder / f"{shape}.{ {'jsonl': 'jsonl', 'json': 'json', 'csv': 'csv', 'parquet': 'parquet'}[container] }"
+    if container == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    elif container == "json":
+        path.write_text(json.dumps(records, indent=2), encoding="utf-8")  # one element over several lines
+    elif container == "csv":
+        names = list(dict.fromkeys(k for r in records for k in r))
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(names)
+            for r in records:  # lists as pandas writes them (Python literals), as Ragas' to_csv leaves them
+                writer.writerow([repr(r[n]) if isinstance(r.get(n), list) else r.get(n, "") for n in names])
+    else:
+        pq.write_table(pa.Table.from_pylist(records), path)
+    return path
+
+
+@pytest.mark.model(TINY)
+def test_one_test_set_in_every_shape_and_container_scores_the_same(tmp_path: Path) -> None:
+    options = MetricOptions(judge=JudgeOptions(judge=TINY, n_threads=1, cache=str(tmp_path / "judge.sqlite")))
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    for shape in RENAMES:
+        for container in ("jsonl", "json", "csv", "parquet"):
+            folder = tmp_path / f"{shape}-{container}"
+            folder.mkdir()
+            path = write(folder, shape, container)
+            said: list[str] = []
+            summary = score_file(path, folder / "out", [*CLASSICAL, "faithfulness"], options, notice=said.append)
+            rows = [json.loads(line) for line in (folder / "out" / "samples.jsonl").read_text().splitlines()]
+            results[shape, container] = {"means": {c: e["mean"] for c, e in summary["metrics"].items()},
+                                         "ids": [r["id"] for r in rows], "values": [r["metrics"] for r in rows]}
+            assert said and "ids are row numbers" in said[0]
+    first = results["localeval", "jsonl"]
+    assert first["ids"] == ["1", "2", "3"] and first["means"]["faithfulness"] is not None
+    for key, result in results.items():
+        assert result == first, key
+
+
+def test_a_ragas_file_is_read_in_localevals_names_and_said_so(tmp_path: Path) -> None:
+    records = [dict(r, retrieved_context_ids=[f"d{i}-{j}" for j in range(len(r["retrieved_contexts"]))],
+                    reference_context_ids=[f"d{i}-0"]) for i, r in enumerate(in_shape("ragas"))]
+    path = write(tmp_path, "ragas", "jsonl", records)
+    samples = list(read_samples(path))
+    assert [s.id for s in samples] == ["1", "2", "3"]
+    assert samples[0].question == SAMPLES[0]["question"] and samples[0].reference == "It is in Paris."
+    assert samples[0].context_ids == ("d0-0", "d0-1") and samples[0].relevance == {"d0-0": 1.0}
+    assert input_notice(path) == (
+        "read as a Ragas dataset: user_input → question, response → answer, retrieved_contexts → contexts, "
+        "reference_contexts → reference_docs, reference_context_ids → reference_doc_ids; no record has an id: "
+        "ids are row numbers (1-based)")
+    summary = score_file(path, tmp_path / "out", "mrr,token_f1")
+    assert summary["metrics"]["mrr"]["mean"] == 1.0
+
+
+@pytest.mark.parametrize(("records", "message"), [
+    ([{"user_input": "a?", "response": "b"}, {"input": "c?", "actual_output": "d"}],
+     ":2: is a record of DeepEval test cases but line 1 is of a Ragas dataset; a file holds one shape"),
+    ([{"question": "a?", "user_input": "a?"}],
+     ":1: holds fields of two shapes at once: question (localeval's format); user_input (a Ragas dataset)"),
+    ([{"question": "a?"}, {"id": "x", "question": "b?"}],
+     ":2: field 'id': is given here but not on line 1; give every record an id, or none"),
+    ([{"id": "x", "question": "a?"}, {"question": "b?"}],
+     ":2: field 'id': is required: the first record has one, so every record needs one"),
+    ([{"user_input": "a?", "retrieved_contexts": ["x"], "retrieved_context_ids": ["1", "2"]}],
+     ":1: field 'retrieved_context_ids': must be a list as long as 'retrieved_contexts'"),
+    ([{"user_input": 5, "response": "b"}], ":1: field 'user_input': must be a non-empty string"),
+    ([{"input": "a?", "retrieval_context": [["nested"]]}], ":1: field 'retrieval_context[0]':"),
+])
+def test_a_file_that_cannot_be_read_one_way_is_one_line_naming_where(tmp_path: Path, records: list[Any],
+                                                                   message: str) -> None:
+    path = write(tmp_path, "mixed", "jsonl", records)
+    with pytest.raises(InputError) as caught:
+        list(read_samples(path))
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_column_maps_fields_in_every_container(tmp_path: Path) -> None:
+    records = [{"query": s["question"], "output": s["answer"]} for s in SAMPLES]
+    for container in ("jsonl", "json", "csv", "parquet"):
+        path = write(tmp_path, f"mapped-{container}", container, records)
+        samples = list(read_samples(path, columns={"question": "query", "answer": "output"}))
+        assert [s.answer for s in samples] == [s["answer"] for s in SAMPLES], container
+    with pytest.raises(InputError, match="--column answer=missing: no column 'missing' in the first record"):
+        list(read_samples(path, columns={"answer": "missing"}))
+
+
+def test_a_json_file_of_lines_is_json_lines_and_an_array_is_an_array(tmp_path: Path) -> None:
+    lines = tmp_path / "lines.json"  # Hugging Face's Dataset.to_json writes JSON Lines to a .json name
+    lines.write_text("".join(json.dumps(dict(r, id=f"q{i}")) + "\n" for i, r in enumerate(SAMPLES)), encoding="utf-8")
+    assert [s.id for s in read_samples(lines)] == ["q0", "q1", "q2"]
+    array = write(tmp_path, "localeval", "json")
+    starts = [s.line for s in read_samples(array)]  # the line each element starts on
+    assert len(starts) == 3 and all(array.read_text().splitlines()[n - 1] == "  {" for n in starts)
+
+
+def test_tables_beside_samples_read_back_in_one_call(tmp_path: Path) -> None:
+    path = write(tmp_path, "deepeval", "json")
+    out = tmp_path / "out"
+    score_file(path, out, "token_f1,exact_match", tables=("csv", "parquet"))
+    table = pq.read_table(out / "samples.parquet").to_pylist()
+    assert [row["id"] for row in table] == ["1", "2", "3"]
+    assert table[1]["question"] == SAMPLES[1]["question"] and json.loads(table[1]["contexts"]) == SAMPLES[1]["contexts"]
+    scored = [json.loads(line)["metrics"] for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert [row["token_f1"] for row in table] == [m["token_f1"] for m in scored]
+    with (out / "samples.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [float(r["token_f1"]) for r in rows] == [m["token_f1"] for m in scored]
+    assert list(rows[0])[:2] == ["id", "question"] and "exact_match" in rows[0]
