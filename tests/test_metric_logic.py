@@ -390,6 +390,18 @@ def test_a_metric_registers_itself_and_is_built_by_name(monkeypatch: pytest.Monk
 
     (metric,) = build_metrics("question_marks")
     assert metric.measure([sample_from_record(dict(RECORD, answer="Why? How?"))])[0].values == {"question_marks": 2.0}
+
+    @register_metric
+    class Columnless(Metric):
+        """Declares no columns: it writes one named like itself."""
+
+        name = "columnless"
+
+        def measure(self, samples: list) -> list:
+            return [Measurement({"columnless": 1.0}) for _ in samples]
+
+    rows = measure_rows([sample_from_record(RECORD)], build_metrics("columnless"))
+    assert rows[0]["metrics"] == {"columnless": 1.0} and build_metrics("columnless")[0].columns == ("columnless",)
     assert "question_marks" in groups()["all"]
     with pytest.raises(ValueError, match="already registered"):
         register_metric(type("Other", (Metric,), {"name": "faithfulness"}))

@@ -77,6 +77,8 @@ def register_metric(cls: type[Metric]) -> type[Metric]:
         raise ValueError(f"metric {name}: cutoff must be one of {', '.join(CUTOFFS)}")
     if cls.cutoff == "required" and cls.groups and cls.default_k is None:
         raise ValueError(f"metric {name}: a metric that needs a cutoff and joins groups needs `default_k`")
+    if not cls.columns and cls.cutoff == "none":
+        cls.columns = (name,)  # the contract's default: one column named like the metric
     existing = _REGISTRY.specs.get(name)
     if existing is not None and existing.cls is not cls:
         raise ValueError(f"metric name '{name}' is already registered by {existing.cls.__module__}.{existing.cls.__name__}")

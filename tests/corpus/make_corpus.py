@@ -100,8 +100,14 @@ case("jsonl_only_blank_lines", score("jsonl/blank_lines.jsonl"), message="blank_
 w("jsonl/bom_crlf.jsonl", ("\ufeff" + jl(GOOD[:2]).replace("\n", "\r\n")).encode("utf-8"))
 case("jsonl_bom_and_crlf_accepted", score("jsonl/bom_crlf.jsonl"), exit=0)
 w("jsonl/data.txt", jl(GOOD[:1]))
-case("input_unknown_extension", score("jsonl/data.txt"), message="data.txt: unknown format; use a file ending in .jsonl, .ndjson, .json, .csv, .tsv, or pass --format")
-case("jsonl_with_column_option", score("ok.jsonl", "--column", "question=query"), message="--column applies to CSV input only")
+case("input_unknown_extension", score("jsonl/data.txt"), message="data.txt: unknown format; use a file ending in .jsonl, .ndjson, .json, .csv, .tsv, .parquet, .pq, or pass --format")
+case("jsonl_column_not_in_first_record", score("ok.jsonl", "--column", "question=query"),
+     message="ok.jsonl:1: --column question=query: no column 'query' in the first record (it has id, question,")
+case("jsonl_column_unknown_field", score("ok.jsonl", "--column", "body=question"),
+     message="ok.jsonl: --column: 'body' is not a field; use one of id, question, answer")
+w("jsonl/query_column.jsonl", '{"qid": "a", "query": "q?"}\n{"qid": "b", "query": "r?"}\n')
+case("jsonl_column_renames_accepted", score("jsonl/query_column.jsonl", "--column", "question=query", "--column", "id=qid"),
+     exit=0, check_output={"out/samples.jsonl": '"id": "b"'})
 
 # ---- CSV ------------------------------------------------------------------------------------------
 HDR = "id,question,contexts,reference_doc_ids\n"
@@ -129,7 +135,7 @@ case("csv_not_utf8", score("csv/latin1.csv"), message="latin1.csv:2: is not vali
 w("csv/header_only.csv", HDR)
 case("csv_header_only", score("csv/header_only.csv"), message="header_only.csv: contains no records")
 w("csv/query_column.csv", "qid,query\n1,q?\n")
-case("csv_column_map_to_missing_column", score("csv/query_column.csv", "--column", "question=text"), message="--column question=text: no column 'text' in the header")
+case("csv_column_map_to_missing_column", score("csv/query_column.csv", "--column", "question=text"), message="query_column.csv:2: --column question=text: no column 'text' in the first record")
 case("csv_column_map_unknown_field", score("csv/query_column.csv", "--column", "body=query"), message="--column: 'body' is not a field")
 case("csv_column_malformed_pair", score("csv/query_column.csv", "--column", "question"), message="'question' is not FIELD=COLUMN")
 w("csv/multiline_ok.csv", HDR + '1,"a question\nover two lines?",' + CTX + "\n2,q2?," + CTX + "\n")
