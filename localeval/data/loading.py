@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
@@ -145,47 +146,55 @@ def _list_cell(cell: str, source: str, line: int, name: str) -> Any:
 
 
 def read_samples(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> Iterator[Sample]:
-    """Validated samples in file order; a duplicate id is an error naming both lines, and an error names the
-    field as the file does (a Ragas file's `user_input`, not `question`)."""
-    seen: set[str] = set()
+    """Validated samples in file order; an error names the field as the file does (a Ragas file's
+    `user_input`, not `question`). Ids are checked for repeats by `validate_file`, which every reader of a
+    whole file runs first."""
     reader = RecordReader(str(path))
     for line, record in _records(path, fmt, columns, reader):
         try:
-            sample = sample_from_record(record, str(path), line)
+            yield sample_from_record(record, str(path), line)
         except InputError as exc:
             if reader.their_field(exc.field) == exc.field:
                 raise
             raise InputError(exc.source, exc.line, reader.their_field(exc.field), exc.message) from None
-        if sample.id in seen:
-            first = _first_line_of(path, fmt, columns, sample.id)
-            raise InputError(str(path), line, "id", f"duplicate id '{sample.id}' (first used on line {first})")
-        seen.add(sample.id)
-        yield sample
 
 
 def validate_file(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None,
                   ids: set[str] | None = None, check: Callable[[Sample], None] | None = None) -> int:
     """Check every record without keeping any; return how many there are. The ids are added to `ids` when
     it is given (to check a labels file against the input before scoring); `check` sees each sample (what
-    the run's metrics need of it beyond the data contract, e.g. a criterion worded in its language)."""
-    count = 0
+    the run's metrics need of it beyond the data contract, e.g. a criterion worded in its language).
+
+    A repeated id is an error naming both lines. Only a 64-bit hash of each id is kept (8 bytes a record,
+    so a file of millions of records stays out of memory); a repeated hash sends a second pass after the
+    exact ids, which also tells a hash collision from a real repeat."""
+    hashes = array("q")
     for sample in read_samples(path, fmt, columns):
-        count += 1
+        hashes.append(hash(sample.id))
         if ids is not None:
             ids.add(sample.id)
         if check is not None:
             check(sample)
-    if count == 0:
+    if not hashes:
         raise InputError(str(path), None, None, "contains no records")
-    return count
+    _check_repeats(path, fmt, columns, hashes)
+    return len(hashes)
 
 
-def _first_line_of(path: Path, fmt: str | None, columns: Mapping[str, str] | None, sample_id: str) -> int:
-    """Only on the error path: a second scan is cheaper than remembering a line for every id."""
-    for line, record in iter_records(path, fmt, columns):
-        if isinstance(record, dict) and str(record.get("id")) == sample_id:
-            return line
-    return 0
+def _check_repeats(path: Path, fmt: str | None, columns: Mapping[str, str] | None, hashes: array) -> None:
+    import numpy as np
+
+    values, counts = np.unique(np.frombuffer(hashes, dtype=np.int64), return_counts=True)
+    repeated = set(values[counts > 1].tolist())
+    if not repeated:
+        return
+    first: dict[str, int] = {}
+    for sample in read_samples(path, fmt, columns):
+        if hash(sample.id) in repeated:
+            if sample.id in first:
+                raise InputError(str(path), sample.line, "id",
+                                 f"duplicate id '{sample.id}' (first used on line {first[sample.id]})")
+            first[sample.id] = sample.line or 0
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
