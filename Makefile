@@ -80,6 +80,7 @@ $(RAGAS_DEPS): bench/requirements-ragas.txt $(CONSTRAINTS)
 bench: install $(RAGAS_DEPS) fuzz
 	$(BIN)/python bench/retrieval_bench.py
 	$(BIN)/python bench/streaming_bench.py --rows 1000000
+	$(BIN)/python bench/streaming_bench.py --rows 1000000 --format parquet
 	$(BIN)/python bench/llama_ceiling.py
 	$(BIN)/python bench/llama_ceiling.py --judge smollm2-135m-instruct-q4_1
 	$(BIN)/python bench/accuracy.py
