@@ -156,3 +156,16 @@ def test_tables_beside_samples_read_back_in_one_call(tmp_path: Path) -> None:
         rows = list(csv.DictReader(handle))
     assert [float(r["token_f1"]) for r in rows] == [m["token_f1"] for m in scored]
     assert list(rows[0])[:2] == ["id", "question"] and "exact_match" in rows[0]
+
+
+def test_parquet_maps_and_columns_are_read_as_json_would_be(tmp_path: Path) -> None:
+    graded = pa.map_(pa.string(), pa.int64())
+    path = tmp_path / "maps.parquet"
+    pq.write_table(pa.table({"question": ["a?", "b?"], "reference_doc_ids": pa.array([[("d1", 2)], [("d1", 1), ("d1", 0)]],
+                                                                                      graded)}), path)
+    with pytest.raises(InputError, match=r"maps\.parquet:2: field 'reference_doc_ids': key 'd1' appears twice"):
+        list(read_samples(path))
+    pq.write_table(pa.table({"question": ["a?"], "reference_doc_ids": pa.array([[("d1", 2), ("d2", 0)]], graded)}), path)
+    assert [s.relevance for s in read_samples(path)] == [{"d1": 2.0, "d2": 0.0}]
+    with pytest.raises(InputError, match="--column: the column 'question' is given for question and answer"):
+        list(read_samples(path, columns={"question": "question", "answer": "question"}))

@@ -107,6 +107,13 @@ def _column_renames(columns: Mapping[str, str], source: str) -> dict[str, str]:
         if field_name not in COLUMN_FIELDS:
             raise InputError(source, None, None, f"--column: '{field_name}' is not a field; use one of "
                                                  f"{', '.join(COLUMN_FIELDS)}")
+    fields_of: dict[str, list[str]] = {}
+    for field_name, column in columns.items():
+        fields_of.setdefault(column, []).append(field_name)
+    for column, names in fields_of.items():
+        if len(names) > 1:
+            raise InputError(source, None, None, f"--column: the column '{column}' is given for {' and '.join(names)}; "
+                                                 "a column fills one field")
     return {column: field_name for field_name, column in columns.items() if column != field_name}
 
 
@@ -212,7 +219,8 @@ def _iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
     text = read_text(path)
     value = parse_json(text, source)
     if not isinstance(value, list):
-        raise InputError(source, None, None, f"must hold one JSON array of records, got a {type(value).__name__}; "
+        kind = "an object" if isinstance(value, dict) else f"a {type(value).__name__}"
+        raise InputError(source, None, None, f"must hold one JSON array of records, got {kind}; "
                                              "for one record per line, name the file .jsonl")
     decoder, position, line = json.JSONDecoder(), text.index("[") + 1, 1 + text[: text.index("[")].count("\n")
     for item in value:  # where each element starts, for its line number (the whole text already parsed)
@@ -283,23 +291,42 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
     except ImportError:
         raise InputError(str(path), None, None, "reading Parquet needs pyarrow: pip install pyarrow") from None
     source = str(path)
+    row = 0
     try:
         file = pq.ParquetFile(path)
+        names = file.schema_arrow.names
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise InputError(source, None, None, f"column '{name}' appears twice (columns {names.index(name) + 1} "
+                                                     f"and {i + 1}); rename one")
         # A map column ({doc_id: grade}) reads as (key, value) pairs; a record holds it as an object.
         maps = [f.name for f in file.schema_arrow if pa.types.is_map(f.type)]
-        row = 0
         for batch in file.iter_batches(batch_size=PARQUET_BATCH):
             for record in batch.to_pylist():
                 row += 1
                 for name in maps:
                     if record.get(name) is not None:
-                        record[name] = dict(record[name])
+                        record[name] = _map_object(record[name], source, row, name)
                 check_json_value(record, lambda field, message: InputError(source, row, field, message))
                 yield row, record
+    except UnicodeDecodeError:
+        where = f"row {row + 1}" if row else "its column names"
+        raise InputError(source, row + 1 if row else None, None, f"holds text that is not valid UTF-8 ({where}); "
+                                                                 "was it written with another encoding?") from None
     except (pa.ArrowException, OSError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(source, None, None, f"is not a readable Parquet file ({first}); a truncated or "
                                              "unfinished write?") from None
+
+
+def _map_object(pairs: list[tuple[Any, Any]], source: str, row: int, name: str) -> dict[Any, Any]:
+    """A map column's (key, value) pairs as an object; a key twice is an error, as in JSON."""
+    out: dict[Any, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InputError(source, row, name, f"key {key!r} appears twice in one map")
+        out[key] = value
+    return out
 
 
 def _first_character(path: Path) -> str:

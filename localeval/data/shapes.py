@@ -57,8 +57,12 @@ LIST_FIELDS = frozenset({"contexts", "reference_doc_ids", "reference_docs", "ret
 def shapes_of(record: Mapping[str, Any]) -> list[Shape]:
     """The shapes whose own field names the record uses."""
     keys = set(record)
-    return [shape for shape in SHAPES
-            if keys & (shape.distinctive(SHAPES) | {their for their, _ in shape.ids_of})]
+    return [shape for shape in SHAPES if keys & _marks(shape)]
+
+
+def _marks(shape: Shape) -> set[str]:
+    """The field names that mark a record as of `shape`."""
+    return shape.distinctive(SHAPES) | {ids for ids, _ in shape.ids_of}
 
 
 class RecordReader:
@@ -77,7 +81,7 @@ class RecordReader:
         self.rows += 1
         found = shapes_of(record)
         if len(found) > 1:
-            fields = "; ".join(f"{', '.join(sorted(set(record) & s.distinctive(SHAPES)))} ({s.title})" for s in found)
+            fields = "; ".join(f"{', '.join(sorted(set(record) & _marks(s)))} ({s.title})" for s in found)
             raise InputError(self.source, line, None, f"holds fields of two shapes at once: {fields}; "
                                                       "use one tool's field names")
         shape = found[0] if found else SHAPES[0]

@@ -8,6 +8,9 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 ROOT = Path(__file__).resolve().parent
 F = ROOT / "files"
 shutil.rmtree(F, ignore_errors=True)
@@ -142,6 +145,155 @@ w("csv/multiline_ok.csv", HDR + '1,"a question\nover two lines?",' + CTX + "\n2,
 case("csv_multiline_quoted_cell_accepted", score("csv/multiline_ok.csv"), exit=0, check_output={"out/samples.jsonl": "over two lines?"})
 w("csv/ok.tsv", "id\tquestion\tcontexts\treference_doc_ids\n1\tq?\t[{\"id\": \"d1\", \"text\": \"t\"}]\t[\"d1\"]\n")
 case("tsv_accepted", score("csv/ok.tsv"), exit=0)
+
+w("csv/python_list_unclosed.csv", "user_input,retrieved_contexts\nq?,\"['a', 'b'\"\n")
+case("csv_python_list_literal_malformed", score("csv/python_list_unclosed.csv"),
+     message="python_list_unclosed.csv:2: field 'retrieved_contexts': cell must hold JSON")
+w("csv/python_list_ok.csv", "user_input,retrieved_contexts\nq?,\"" + repr(["it's a", "b"]).replace('"', '""') + '"\n')  # as pandas writes a list
+case("csv_python_list_literal_accepted", score("csv/python_list_ok.csv"), exit=0, check_output={"out/samples.jsonl": "it's a"})
+
+# ---- JSON array (.json starting with '[') --------------------------------------------------------------
+def ja(elements):
+    """A JSON array with one element per line (the first on line 2), as DeepEval saves a dataset."""
+    return "[\n" + ",\n".join(e if isinstance(e, str) else json.dumps(e, ensure_ascii=False) for e in elements) + "\n]\n"
+Q1, Q2 = {"id": "q1", "question": "q?"}, {"id": "q2", "question": "r?"}
+w("json/number_element.json", ja([Q1, "3"]))
+case("json_array_number_element", score("json/number_element.json"), message="number_element.json:3: expected a JSON object, got a number")
+w("json/string_element.json", ja([Q1, Q2, '"q3"']))
+case("json_array_string_element", score("json/string_element.json"), message="string_element.json:4: expected a JSON object, got a string")
+w("json/nested_array_element.json", ja([[Q1], Q2]))
+case("json_array_nested_array_element", score("json/nested_array_element.json"), message="nested_array_element.json:2: expected a JSON object, got a list")
+w("json/object.json", '{\n  "id": "q1",\n  "question": "q?"\n}\n')
+case("json_format_object_not_array", score("json/object.json", "--format", "json"), message="object.json: must hold one JSON array of records")
+w("json/one_object_per_line.json", jl([Q1, Q2]))
+case("json_not_starting_with_bracket_is_json_lines", score("json/one_object_per_line.json"), exit=0, check_output={"out/samples.jsonl": '"q2"'})
+w("json/truncated.json", ja([Q1, Q2])[:-12])
+case("json_array_truncated", score("json/truncated.json"), message="truncated.json:3: invalid JSON: Unterminated string")
+w("json/unclosed.json", ja([Q1, Q2])[:-3])
+case("json_array_unclosed", score("json/unclosed.json"), message="unclosed.json:3: invalid JSON: Expecting ',' delimiter")
+w("json/empty.json", "[]\n")
+case("json_array_empty", score("json/empty.json"), message="empty.json: contains no records")
+w("json/nan.json", ja([Q1, '{"id": "q2", "question": "r?", "score": NaN}']))
+case("json_array_nan", score("json/nan.json"), message="nan.json:3: invalid JSON: NaN is not a JSON number")
+w("json/duplicate_key.json", ja([Q1, '{"id": "q2", "question": "r?", "question": "s?"}']))
+case("json_array_duplicate_key", score("json/duplicate_key.json"), message="field 'question': invalid JSON: appears twice in one object")
+w("json/huge_int.json", ja([Q1, '{"id": ' + "7" * 5000 + ', "question": "r?"}']))
+case("json_array_huge_int", score("json/huge_int.json"), message="huge_int.json:3: invalid JSON: an integer of 5000 digits")
+w("json/deep.json", ja([Q1, '{"id": "q2", "question": "r?", "extra": ' + "[" * 3000 + "]" * 3000 + "}"]))
+case("json_array_deep_nesting", score("json/deep.json"), message="deep.json:3: invalid JSON: nested more than 100 levels deep")
+w("json/two_arrays.json", ja([Q1]) + ja([Q2]))
+case("json_array_followed_by_another", score("json/two_arrays.json"), message="two_arrays.json:4: invalid JSON: Extra data")
+w("json/trailing_comma.json", ja([Q1, Q2]).replace("\n]", ",\n]"))
+case("json_array_trailing_comma", score("json/trailing_comma.json"), message="trailing_comma.json:4: invalid JSON: Expecting value")
+w("json/bad_utf8.json", ja([Q1]).encode() + b'{"id": "q2", "question": "caf\xe9?"}\n')
+case("json_array_bad_utf8", score("json/bad_utf8.json"), message="bad_utf8.json:4: is not valid UTF-8 (byte 0xe9")
+w("json/duplicate_id.json", ja([Q1, Q2, {"id": "q1", "question": "s?"}]))
+case("json_array_duplicate_id", score("json/duplicate_id.json"), message="duplicate_id.json:4: field 'id': duplicate id 'q1' (first used on line 2)")
+w("json/element_lines.json", "\ufeff[\n" + json.dumps(Q1) + ", " + json.dumps(Q2) + ",\n\n" + json.dumps({"id": "q3", "question": "s?\nt"}, indent=1)
+  + ",\n" + json.dumps({"id": "q4", "question": ""}) + "]\n")
+case("json_array_error_names_the_element_line", score("json/element_lines.json"), message="element_lines.json:8: field 'question': must be a non-empty string (empty)")
+w("json/deepeval.json", ja([{"input": "q?", "actual_output": "a", "retrieval_context": ["x"]}, {"input": "r?", "actual_output": "b"}]))
+case("json_array_deepeval_accepted", score("json/deepeval.json"), exit=0, check_output={"out/samples.jsonl": '"id": "2"'})
+w("json/deepeval_bad.json", ja([{"input": "q?", "actual_output": "a"}, {"input": "r?", "actual_output": 5}]))
+case("json_array_deepeval_names_their_field", score("json/deepeval_bad.json"), message="deepeval_bad.json:3: field 'actual_output': must be a string, got a number")
+
+# ---- Parquet --------------------------------------------------------------------------------------
+def pqt(name, columns, **write):
+    """A Parquet file of these columns (name -> pyarrow array or list of values)."""
+    table = pa.Table.from_arrays([c if isinstance(c, pa.Array) else pa.array(c) for c in columns.values()], names=list(columns))
+    p = F / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, p, **write)
+    return name
+
+pqt("parquet/ok.parquet", {"id": ["q1", "q2"], "question": ["a?", "b?"],
+                           "contexts": [[{"id": "d1", "text": "t"}, {"id": "d2", "text": "u"}], [{"id": "d3", "text": "v"}]],
+                           "reference_doc_ids": [["d2"], ["d9"]]})
+case("parquet_accepted", score("parquet/ok.parquet"), exit=0, check_output={"out/summary.json": '"mrr"'})
+pqt("parquet/int_question.parquet", {"id": ["q1", "q2"], "question": pa.array([1, 2], pa.int64())})
+case("parquet_int64_question", score("parquet/int_question.parquet"), message="int_question.parquet:1: field 'question': must be a non-empty string (got a number)")
+pqt("parquet/int_contexts.parquet", {"id": ["q1"], "question": ["q?"], "contexts": pa.array([[1, 2]], pa.list_(pa.int64()))})
+case("parquet_list_int64_contexts", score("parquet/int_contexts.parquet"), message="int_contexts.parquet:1: field 'contexts[0]': must be a string or an {id, text} object, got a number")
+pqt("parquet/struct_answer.parquet", {"id": ["q1"], "question": ["q?"], "answer": pa.array([{"text": "a", "score": 1}])})
+case("parquet_struct_answer", score("parquet/struct_answer.parquet"), message="struct_answer.parquet:1: field 'answer': must be a string, got an object")
+pqt("parquet/binary_question.parquet", {"id": ["q1"], "question": pa.array([b"q?"], pa.binary())})
+case("parquet_binary_question", score("parquet/binary_question.parquet"), message="binary_question.parquet:1: field 'question': is a bytes, which is not a JSON value")
+pqt("parquet/timestamp.parquet", {"id": ["q1"], "question": ["q?"], "asked_at": pa.array([0], pa.timestamp("s"))})
+case("parquet_timestamp_column", score("parquet/timestamp.parquet"), message="timestamp.parquet:1: field 'asked_at': is a datetime, which is not a JSON value")
+pqt("parquet/nan.parquet", {"id": ["q1", "q2"], "question": ["q?", "r?"], "latency": [0.5, float("nan")]})
+case("parquet_nan_float", score("parquet/nan.parquet"), message="nan.parquet:2: field 'latency': must be a finite number, got nan")
+pqt("parquet/int_map_key.parquet", {"id": ["q1"], "question": ["q?"], "meta": pa.array([[(1, "x")]], pa.map_(pa.int64(), pa.string()))})
+case("parquet_map_with_int_keys", score("parquet/int_map_key.parquet"), message="int_map_key.parquet:1: field 'meta': has a key 1 that is not a string")
+pqt("parquet/reserved.parquet", {"id": ["q1"], "question": ["q?"], "metrics": [1]})
+case("parquet_reserved_column", score("parquet/reserved.parquet"), message="reserved.parquet:1: field 'metrics': is reserved")
+pqt("parquet/null_question.parquet", {"id": ["q1", "q2"], "question": ["q?", None]})
+case("parquet_null_question", score("parquet/null_question.parquet"), message="null_question.parquet:2: field 'question': must be a non-empty string (missing)")
+pqt("parquet/late_error.parquet", {"id": [f"q{i}" for i in range(1, 4101)], "question": ["q?"] * 4099 + [""]}, row_group_size=1000)
+case("parquet_error_in_a_later_batch_names_its_row", score("parquet/late_error.parquet"), message="late_error.parquet:4100: field 'question': must be a non-empty string (empty)")
+pqt("parquet/duplicate_id.parquet", {"id": [1, 2, 1], "question": ["a?", "b?", "c?"]})
+case("parquet_duplicate_id", score("parquet/duplicate_id.parquet"), message="duplicate_id.parquet:3: field 'id': duplicate id '1' (first used on line 1)")
+pqt("parquet/no_rows.parquet", {"id": pa.array([], pa.string()), "question": pa.array([], pa.string())})
+case("parquet_no_rows", score("parquet/no_rows.parquet"), message="no_rows.parquet: contains no records")
+GOOD_PARQUET = (F / "parquet/ok.parquet").read_bytes()
+w("parquet/truncated.parquet", GOOD_PARQUET[: len(GOOD_PARQUET) // 2])
+case("parquet_truncated", score("parquet/truncated.parquet"), message="truncated.parquet: is not a readable Parquet file (")
+w("parquet/magic_only.parquet", b"PAR1")
+case("parquet_magic_bytes_only", score("parquet/magic_only.parquet"), message="magic_only.parquet: is not a readable Parquet file (")
+w("parquet/empty.parquet", b"")
+case("parquet_empty_file", score("parquet/empty.parquet"), message="empty.parquet: is not a readable Parquet file (")
+w("parquet/not_parquet.parquet", jl(GOOD[:2]))
+case("parquet_not_a_parquet_file", score("parquet/not_parquet.parquet"), message="not_parquet.parquet: is not a readable Parquet file (")
+case("format_parquet_given_a_json_file", score("json/deepeval.json", "--format", "parquet"), message="deepeval.json: is not a readable Parquet file (")
+pqt("parquet/query.parquet", {"qid": ["a", "b"], "query": ["q?", "r?"]})
+case("parquet_column_renames_accepted", score("parquet/query.parquet", "--column", "question=query", "--column", "id=qid"),
+     exit=0, check_output={"out/samples.jsonl": '"id": "b"'})
+case("parquet_column_not_in_first_record", score("parquet/query.parquet", "--column", "question=text"),
+     message="query.parquet:1: --column question=text: no column 'text' in the first record (it has qid, query)")
+case("parquet_column_unknown_field", score("parquet/query.parquet", "--column", "user_input=query"),
+     message="query.parquet: --column: 'user_input' is not a field; use one of id, question")
+pqt("parquet/ragas.parquet", {"user_input": ["a?", "b?"], "retrieved_contexts": [["x", "y"], ["z"]],
+                              "retrieved_context_ids": [["d1", "d2"], ["d3"]], "reference_context_ids": [["d2"], ["d3"]]})
+case("parquet_ragas_accepted", score("parquet/ragas.parquet"), exit=0, check_output={"out/samples.jsonl": '"id": "2"'})
+pqt("parquet/ragas_ids_length.parquet", {"user_input": ["a?", "b?"], "retrieved_contexts": [["x", "y"], ["z"]],
+                                         "retrieved_context_ids": [["d1", "d2"], ["d3", "d4"]]})
+case("parquet_ragas_context_ids_length", score("parquet/ragas_ids_length.parquet"),
+     message="ragas_ids_length.parquet:2: field 'retrieved_context_ids': must be a list as long as 'retrieved_contexts' (one id per text)")
+pqt("parquet/some_ids.parquet", {"id": ["q1", None], "question": ["a?", "b?"]})
+case("parquet_id_null_on_a_later_row", score("parquet/some_ids.parquet"), message="some_ids.parquet:2: field 'id': is required: the first record has one")
+
+# ---- nested lists where strings belong, in every container -----------------------------------------
+NESTED = {"contexts": ({"id": "q1", "question": "q?", "contexts": [["a"]]}, "field 'contexts[0]': must be a string or an {id, text} object, got a list"),
+          "question": ({"id": "q1", "question": ["x"]}, "field 'question': must be a non-empty string (got a list)"),
+          "ragas": ({"user_input": "q?", "retrieved_contexts": [[1]]}, "field 'retrieved_contexts[0]': must be a string or an {id, text} object, got a list")}
+for what, (record, message) in NESTED.items():
+    w(f"nested/{what}.jsonl", jl([record]))
+    case(f"jsonl_nested_list_{what}", score(f"nested/{what}.jsonl"), message=f"{what}.jsonl:1: {message}")
+    w(f"nested/{what}.json", ja([record]))
+    case(f"json_array_nested_list_{what}", score(f"nested/{what}.json"), message=f"{what}.json:2: {message}")
+    pqt(f"nested/{what}.parquet", {k: [v] for k, v in record.items()})
+    case(f"parquet_nested_list_{what}", score(f"nested/{what}.parquet"), message=f"{what}.parquet:1: {message}")
+
+# ---- record shapes (Ragas, DeepEval) and ids ---------------------------------------------------------
+w("shapes/ragas_then_deepeval.jsonl", jl([{"user_input": "q?", "response": "a"}, {"input": "r?", "actual_output": "b"}]))
+case("shape_ragas_then_deepeval", score("shapes/ragas_then_deepeval.jsonl"),
+     message="ragas_then_deepeval.jsonl:2: is a record of DeepEval test cases but line 1 is of a Ragas dataset")
+w("shapes/two_shapes_one_record.jsonl", jl([{"id": "q1", "question": "q?", "user_input": "q?"}]))
+case("shape_two_shapes_in_one_record", score("shapes/two_shapes_one_record.jsonl"),
+     message="two_shapes_one_record.jsonl:1: holds fields of two shapes at once: question (localeval's format); user_input (a Ragas dataset)")
+w("shapes/ids_then_none.jsonl", jl([Q1, {"question": "r?"}]))
+case("shape_id_missing_after_records_with_ids", score("shapes/ids_then_none.jsonl"),
+     message="ids_then_none.jsonl:2: field 'id': is required: the first record has one, so every record needs one")
+w("shapes/none_then_ids.jsonl", jl([{"question": "q?"}, Q2]))
+case("shape_id_given_after_records_without", score("shapes/none_then_ids.jsonl"),
+     message="none_then_ids.jsonl:2: field 'id': is given here but not on line 1")
+w("shapes/ragas_ids_length.jsonl", jl([{"user_input": "q?", "retrieved_contexts": ["a", "b"], "retrieved_context_ids": ["d1"]}]))
+case("shape_ragas_context_ids_length", score("shapes/ragas_ids_length.jsonl"),
+     message="ragas_ids_length.jsonl:1: field 'retrieved_context_ids': must be a list as long as 'retrieved_contexts'")
+w("shapes/ragas_bad_input.jsonl", jl([{"user_input": "q?"}, {"user_input": 5}]))
+case("shape_ragas_error_names_their_field", score("shapes/ragas_bad_input.jsonl"),
+     message="ragas_bad_input.jsonl:2: field 'user_input': must be a non-empty string (got a number)")
+w("shapes/ragas_no_ids.jsonl", jl([{"user_input": "q?", "retrieved_contexts": ["a"], "response": "x"}, {"user_input": "r?", "response": "y"}]))
+case("shape_ragas_without_ids_accepted", score("shapes/ragas_no_ids.jsonl"), exit=0, check_output={"out/samples.jsonl": '"id": "2"'})
 
 # ---- TREC -----------------------------------------------------------------------------------------
 w("trec/run.txt", "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 d3 1 0.9 sys\n")
