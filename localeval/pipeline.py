@@ -8,6 +8,7 @@ anything expensive happens and before anything is written.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -62,11 +63,12 @@ def evaluate(
     check_models(built)
     tally = new_summary(built)
     rows: list[dict[str, Any]] = []
-    for batch in batched(_as_samples(samples), batch_size(built)):
-        rows.extend(measure_batch(batch, built, tally))
-    if not rows:
-        raise InputError("<samples>", None, None, "contains no records")
-    return Result(rows=rows, summary=build_summary(tally, built, source="<samples>"))
+    with models_released(built):
+        for batch in batched(_as_samples(samples), batch_size(built)):
+            rows.extend(measure_batch(batch, built, tally))
+        if not rows:
+            raise InputError("<samples>", None, None, "contains no records")
+        return Result(rows=rows, summary=build_summary(tally, built, source="<samples>"))
 
 
 def score_file(
@@ -169,7 +171,20 @@ def _score_into(
     tables: Sequence[str] = (),
 ) -> dict[str, Any]:
     batches = (measure_rows(batch, metrics) for batch in batched(samples, batch_size(metrics)))
-    return write_results(batches, metrics, out_dir, source, extra, labels, progress, tables=tables)
+    with models_released(metrics):
+        return write_results(batches, metrics, out_dir, source, extra, labels, progress, tables=tables)
+
+
+@contextmanager
+def models_released(metrics: Sequence[Metric]) -> Iterator[None]:
+    """The run's judge closed when the run ends, however it ends: a llama.cpp context holds its KV cache
+    outside Python's heap, which the garbage collector does not see, so runs in one process (a notebook,
+    a test session) would otherwise pile them up."""
+    try:
+        yield
+    finally:
+        for kit in {id(m.kit): m.kit for m in metrics if m.kit is not None}.values():
+            kit.close()
 
 
 def _as_samples(items: Iterable[Sample | Mapping[str, Any]]) -> Iterator[Sample]:
