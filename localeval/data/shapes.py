@@ -31,11 +31,6 @@ class Shape:
     #: Their field of ids that go with a list field of texts (Ragas' retrieved_context_ids): (ids, texts).
     ids_of: tuple[tuple[str, str], ...] = ()
 
-    def distinctive(self, others: tuple[Shape, ...]) -> set[str]:
-        """The field names no other shape uses: one of them marks a record as of this shape."""
-        shared = {name for other in others if other is not self for name in other.fields}
-        return set(self.fields) - shared
-
 
 SHAPES = (
     Shape("localeval", "localeval's format", {name: name for name in FIELDS}),
@@ -54,15 +49,17 @@ LIST_FIELDS = frozenset({"contexts", "reference_doc_ids", "reference_docs", "ret
                          "retrieval_context", "context"})
 
 
+#: Shape name -> the field names that mark a record as of that shape: those no other shape uses, and its
+#: ids fields. Worked out once here, not for every record.
+MARKS = {shape.name: frozenset({name for name in shape.fields
+                                if not any(name in other.fields for other in SHAPES if other is not shape)}
+                               | {ids for ids, _ in shape.ids_of})
+         for shape in SHAPES}
+
+
 def shapes_of(record: Mapping[str, Any]) -> list[Shape]:
     """The shapes whose own field names the record uses."""
-    keys = set(record)
-    return [shape for shape in SHAPES if keys & _marks(shape)]
-
-
-def _marks(shape: Shape) -> set[str]:
-    """The field names that mark a record as of `shape`."""
-    return shape.distinctive(SHAPES) | {ids for ids, _ in shape.ids_of}
+    return [shape for shape in SHAPES if not MARKS[shape.name].isdisjoint(record)]
 
 
 class RecordReader:
@@ -81,7 +78,7 @@ class RecordReader:
         self.rows += 1
         found = shapes_of(record)
         if len(found) > 1:
-            fields = "; ".join(f"{', '.join(sorted(set(record) & _marks(s)))} ({s.title})" for s in found)
+            fields = "; ".join(f"{', '.join(sorted(MARKS[s.name] & set(record)))} ({s.title})" for s in found)
             raise InputError(self.source, line, None, f"holds fields of two shapes at once: {fields}; "
                                                       "use one tool's field names")
         shape = found[0] if found else SHAPES[0]

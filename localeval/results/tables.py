@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..data.loading import iter_jsonl
-from ..data.records import OUTPUT_KEYS
 from ..errors import OptionError
 
 TABLE_FORMATS = ("csv", "parquet")
@@ -39,9 +38,9 @@ def check_tables(formats: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(formats))
 
 
-def write_table(rows_file: Path, fmt: str, metric_columns: Sequence[str], target: Path) -> None:
-    """samples.jsonl at `rows_file` as a table of format `fmt` at `target`."""
-    inputs = _input_columns(rows_file)
+def write_table(rows_file: Path, fmt: str, inputs: Sequence[str], metric_columns: Sequence[str], target: Path) -> None:
+    """samples.jsonl at `rows_file` as a table of format `fmt` at `target`; `inputs` are the input fields of its
+    rows, in first-seen order (the writer collects them as the rows stream past, sparing a pass here)."""
     columns = [*inputs, *[c for c in metric_columns if c not in inputs]]
     if fmt == "csv":
         with target.open("w", encoding="utf-8", newline="") as handle:
@@ -57,14 +56,6 @@ def write_table(rows_file: Path, fmt: str, metric_columns: Sequence[str], target
     with pq.ParquetWriter(target, schema) as writer:
         for batch in _batches(rows_file, inputs, metric_columns):
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-
-
-def _input_columns(rows_file: Path) -> list[str]:
-    """Every input field of the run's rows, in first-seen order (`id` first)."""
-    seen: dict[str, None] = {"id": None}
-    for _, row in iter_jsonl(rows_file):
-        seen.update((key, None) for key in row if key not in OUTPUT_KEYS)
-    return list(seen)
 
 
 def _batches(rows_file: Path, inputs: Sequence[str], metric_columns: Sequence[str]) -> Iterator[list[dict[str, Any]]]:

@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any, Sequence
 
 from ..atomic import AtomicFiles
+from ..data.records import OUTPUT_KEYS
 from ..files import dumps
 from .tables import table_name, write_table
 
@@ -33,9 +34,12 @@ class ResultWriter:
         self.tables = tuple(tables)  # formats of results/tables.py written beside samples.jsonl
         self._files = AtomicFiles(out_dir)
         self._rows = self._files.open(SAMPLES_FILE)
+        self._inputs: dict[str, None] = {"id": None}  # the rows' input fields, first-seen order, for the tables
 
     def write_row(self, row: dict[str, Any]) -> None:
         self._rows.write(dumps(row) + "\n")
+        if self.tables:
+            self._inputs.update((key, None) for key in row if key not in OUTPUT_KEYS)
 
     def rows_so_far(self) -> Path:
         """The not-yet-committed samples file, flushed, for steps that read the rows before commit."""
@@ -49,7 +53,8 @@ class ResultWriter:
         with self._files.open(SUMMARY_CSV) as handle:
             handle.write(summary_csv(summary["metrics"]))
         for fmt in self.tables:
-            write_table(self._rows.path, fmt, list(summary["metrics"]), self._files.temp(table_name(fmt)))
+            write_table(self._rows.path, fmt, list(self._inputs), list(summary["metrics"]),
+                        self._files.temp(table_name(fmt)))
         self._files.commit()
 
     def discard(self) -> None:
