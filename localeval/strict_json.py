@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .errors import InputError
 from .limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
@@ -43,12 +43,20 @@ class _Refused(ValueError):
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Refused("appears twice in one object (a JSON reader would keep only the last value)", key)
-            seen.add(key)
+        raise _Refused("appears twice in one object (a JSON reader would keep only the last value)",
+                       repeated_key(pairs))
     return obj
+
+
+def repeated_key(pairs: Sequence[tuple[Any, Any]]) -> Any:
+    """The first key that (key, value) pairs give twice, or None: a dict of them would keep only the last
+    value (a JSON object here, a Parquet map column in data/loading.py)."""
+    seen: set[Any] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
 
 
 def _constant(name: str) -> Any:

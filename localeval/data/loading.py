@@ -2,10 +2,10 @@
 
 Files are read lazily so a million-line test set never sits in memory (a Parquet file a row group at a
 time; a JSON array is the one container that is parsed whole); validation happens per record (see
-records.py) and ids are checked for duplicates as they stream past. Every container's records go through
-the same steps: --column renames, then the shape (shapes.py: Ragas' or DeepEval's field names, ids from row
-numbers). Callers that must not half-write output run `validate_file` first: a cheap full pass that fails
-on the first bad record.
+records.py), and `validate_file` checks ids for repeats on a hash of each. Every container's records go
+through the same steps: --column renames, then the shape (shapes.py: Ragas' or DeepEval's field names, ids
+from row numbers). Callers that must not half-write output run `validate_file` first: a cheap full pass
+that fails on the first bad record.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import InputError
 from ..files import check_readable, decoded_lines, read_text
-from ..strict_json import check_json_value, parse_json
+from ..strict_json import check_json_value, parse_json, repeated_key
 from .records import Sample, sample_from_record
 from .shapes import FIELDS, LIST_FIELDS, SHAPES, RecordReader
 
@@ -246,12 +246,7 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, Any]]:
         _, header = next(rows)
     except StopIteration:
         return
-    seen: dict[str, int] = {}
-    for i, name in enumerate(header):
-        if name in seen:
-            raise InputError(source, 1, None, f"column '{name}' appears twice in the header (columns {seen[name] + 1} "
-                                              f"and {i + 1}); rename one")
-        seen[name] = i
+    _check_unique_columns(header, source, 1, " in the header")
     for line, row in rows:
         if not any(cell.strip() for cell in row):
             continue
@@ -294,11 +289,7 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
     row = 0
     try:
         file = pq.ParquetFile(path)
-        names = file.schema_arrow.names
-        for i, name in enumerate(names):
-            if name in names[:i]:
-                raise InputError(source, None, None, f"column '{name}' appears twice (columns {names.index(name) + 1} "
-                                                     f"and {i + 1}); rename one")
+        _check_unique_columns(file.schema_arrow.names, source, None, "")
         # A map column ({doc_id: grade}) reads as (key, value) pairs; a record holds it as an object.
         maps = [f.name for f in file.schema_arrow if pa.types.is_map(f.type)]
         for batch in file.iter_batches(batch_size=PARQUET_BATCH):
@@ -319,13 +310,21 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
                                              "unfinished write?") from None
 
 
+def _check_unique_columns(names: list[str], source: str, line: int | None, where: str) -> None:
+    """A column named twice is an error (a record, a dict, would keep only the last one)."""
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise InputError(source, line, None, f"column '{name}' appears twice{where} (columns {seen[name] + 1} "
+                                                 f"and {i + 1}); rename one")
+        seen[name] = i
+
+
 def _map_object(pairs: list[tuple[Any, Any]], source: str, row: int, name: str) -> dict[Any, Any]:
     """A map column's (key, value) pairs as an object; a key twice is an error, as in JSON."""
-    out: dict[Any, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise InputError(source, row, name, f"key {key!r} appears twice in one map")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise InputError(source, row, name, f"key {repeated_key(pairs)!r} appears twice in one map")
     return out
 
 
