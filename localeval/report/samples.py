@@ -19,6 +19,7 @@ from ..data.loading import iter_jsonl
 from ..data.records import OUTPUT_KEYS, Context, Sample, sample_from_record
 from ..errors import InputError
 from ..results.runs import ScoredRun, samples_path
+from ..metrics.base import ChunkDetails
 from ..results.verdicts import chunk_metrics, chunk_probabilities
 from ..text import has_cjk, split_sentences
 
@@ -61,11 +62,12 @@ def embedded_samples(run: ScoredRun, columns: Sequence[str], selected: set[str] 
     """The drill-down entries of the selected samples, in file order, and how many texts were cut."""
     entries, cut = [], 0
     path = samples_path(Path(run.source))
+    chunks = chunk_metrics()  # once for the report, not per sample
     for line, row in iter_jsonl(path):
         sample_id = str(row.get("id")) if isinstance(row, dict) else None
         if sample_id is None or (selected is not None and sample_id not in selected):
             continue
-        entry, n_cut = sample_entry(row, columns, str(path), line)
+        entry, n_cut = sample_entry(row, columns, chunks, str(path), line)
         human = {column: by_id[sample_id] for column, by_id in (labels or {}).items() if sample_id in by_id}
         if human:
             entry["lab"] = human
@@ -74,10 +76,10 @@ def embedded_samples(run: ScoredRun, columns: Sequence[str], selected: set[str] 
     return entries, cut
 
 
-def sample_entry(row: dict[str, Any], columns: Sequence[str], source: str = "<row>",
-                 line: int | None = None) -> tuple[dict[str, Any], int]:
+def sample_entry(row: dict[str, Any], columns: Sequence[str], chunks: Mapping[str, ChunkDetails],
+                 source: str = "<row>", line: int | None = None) -> tuple[dict[str, Any], int]:
     """One row of samples.jsonl as the page shows it (short keys: the file holds thousands of these), and how
-    many of its texts were cut."""
+    many of its texts were cut; `chunks` are the metrics with a judge P per chunk (results.verdicts)."""
     sample = _sample(row, source, line)
     metrics = row.get("metrics") or {}
     details = {name: {k: v for k, v in d.items() if k != USAGE_KEY}
@@ -96,7 +98,7 @@ def sample_entry(row: dict[str, Any], columns: Sequence[str], source: str = "<ro
         "jw": _judge_work(row.get("details") or {}),
     }
     if sample.contexts is not None:
-        entry["ctx"] = _contexts(sample, needed, details, texts)
+        entry["ctx"] = _contexts(sample, needed, details, texts, chunks)
     if sample.relevance:
         retrieved = {c.id for c in sample.contexts or ()}
         entry["unretrieved"] = [doc for doc, grade in sample.relevance.items() if grade > 0 and doc not in retrieved]
@@ -149,10 +151,11 @@ def _sample(row: dict[str, Any], source: str, line: int | None) -> Sample:
         return Sample(id=str(row.get("id")), question=str(row.get("id")))
 
 
-def _contexts(sample: Sample, needed: set[int], details: Mapping[str, Any], texts: _Texts) -> list[dict[str, Any]]:
+def _contexts(sample: Sample, needed: set[int], details: Mapping[str, Any], texts: _Texts,
+              chunks: Mapping[str, ChunkDetails]) -> list[dict[str, Any]]:
     contexts = sample.contexts or ()
     shown: dict[int, dict[str, float]] = {}  # context index -> label -> the judge's P
-    for metric, declared in chunk_metrics().items():
+    for metric, declared in chunks.items():
         if metric in details:
             try:
                 for i, p in chunk_probabilities(details[metric], declared, len(contexts), _malformed):

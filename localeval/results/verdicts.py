@@ -2,8 +2,9 @@
 sample's own `reference_doc_ids` give that chunk.
 
 `context_precision` counts a chunk as useful, and `passage_relevance` as relevant, at P ≥ the verdict
-threshold. How far 0.5 is from the right threshold depends on the language and the rubric (docs/pages/benchmarks/accuracy.md). A test set that names its relevant documents already labels every retrieved
-chunk, so `localeval calibrate` can fit `--verdict-threshold` on those labels, with no labels file.
+threshold. How far 0.5 is from the right threshold depends on the language and the rubric
+(docs/pages/benchmarks/accuracy.md). A test set that names its relevant documents already labels every
+retrieved chunk, so `localeval calibrate` can fit `--verdict-threshold` on those labels, with no labels file.
 """
 
 from __future__ import annotations
