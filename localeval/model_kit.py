@@ -42,7 +42,15 @@ class ModelKit:
         if self._judge is None:
             from .judge.backends import open_judge
 
-            self._judge = open_judge(self.config, self.cache)
+            if self.options.classifier:
+                from .judge.cache import JudgeCache
+                from .judge.classified import open_classified
+
+                cache = self.cache if self.cache is not None else JudgeCache(self.config.cache_path)
+                self._judge = open_classified(self.options.classifier, cache, lambda c: open_judge(self.config, c),
+                                              self.options.n_threads)
+            else:
+                self._judge = open_judge(self.config, self.cache)
         return self._judge
 
     @property
@@ -80,6 +88,10 @@ class ModelKit:
         from .judge.backends import check_backend
         from .judge.cache import check_cache_path
 
+        if judge and self.options.classifier:
+            from .classifier.folder import check_classifier
+
+            check_classifier(self.options.classifier)
         if judge:
             check_backend(self.config)
             check_cache_path(self.config.cache_path)

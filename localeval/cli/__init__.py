@@ -23,6 +23,7 @@ from .metrics import list_metrics
 from .models import models
 from .report import report
 from .score import score
+from .train import train
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,7 +35,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-for command in (score, generate, retrieve, list_metrics, models, calibrate, compare, report, check):
+for command in (score, generate, retrieve, train, list_metrics, models, calibrate, compare, report, check):
     cli.add_command(command)
 
 

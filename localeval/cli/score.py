@@ -32,6 +32,9 @@ from .options import (OutPath, judge_options, judge_settings, metric_options, pa
 @click.option("--criteria", "criteria", multiple=True, type=click.Path(path_type=Path), metavar="FILE|FOLDER",
               help="Your own criteria: a criterion file (TOML) or a folder of them, repeatable; each is scored as the "
                    "metric criteria.NAME beside --metrics (alone when --metrics is not given).")
+@click.option("--classifier", type=click.Path(path_type=Path), metavar="DIR",
+              help="A classifier judge `localeval train` wrote: it gives the verdicts it was trained for "
+                   "(passage_relevance, faithfulness's statements, answer_relevance_rating) instead of the GGUF judge.")
 @click.option("--run", "run_path", type=click.Path(path_type=Path), help="TREC run file (retrieval-only evaluation, with --qrels).")
 @click.option("--qrels", "qrels_path", type=click.Path(path_type=Path), help="TREC qrels file (with --run).")
 @metric_options
@@ -46,7 +49,7 @@ from .options import (OutPath, judge_options, judge_settings, metric_options, pa
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary table.")
 @user_errors
 def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str | None, columns: dict[str, str],
-          tables: tuple[str, ...], criteria: tuple[Path, ...], run_path: Path | None, qrels_path: Path | None, labels_path: Path | None,
+          tables: tuple[str, ...], criteria: tuple[Path, ...], classifier: Path | None, run_path: Path | None, qrels_path: Path | None, labels_path: Path | None,
           label_columns: dict[str, str], quiet: bool, **kwargs: Any) -> None:
     """Score a test set (JSON Lines, a JSON array, CSV/TSV or Parquet; localeval's, Ragas' or DeepEval's field
     names), or a TREC run against qrels, and write the results to --out."""
@@ -58,7 +61,8 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
 
     ray = pop_ray_options(kwargs)
     metric_values = pop_metric_options(kwargs)
-    options = MetricOptions(judge=judge_settings(**kwargs), criteria=criteria, **metric_values)
+    judge = judge_settings(**kwargs, classifier=str(classifier) if classifier else None)
+    options = MetricOptions(judge=judge, criteria=criteria, **metric_values)
     if run_path or qrels_path:
         if input_path or not (run_path and qrels_path):
             raise click.UsageError("use either INPUT, or --run together with --qrels")

@@ -118,7 +118,8 @@ def _for_actors(options: MetricOptions, config: RunConfig, ray_options: RayOptio
     # replace(): every other judge setting travels as the driver has it.
     judge = replace(options.judge, judge=_absolute(settings.judge), embedder=_absolute(settings.embedder),
                     n_threads=ray_options.threads(options.judge.n_threads), cache=None,
-                    prompts_dir=_absolute(options.judge.prompts_dir), parallel=parallel)
+                    prompts_dir=_absolute(options.judge.prompts_dir), parallel=parallel,
+                    classifier=_absolute(options.judge.classifier))
     return MetricOptions(judge=judge, **options.values)
 
 

@@ -32,6 +32,7 @@ class CallStats:
     generated_tokens: int = 0
     seconds: float = 0.0
     cache_hits: int = 0
+    classified: int = 0  # verdicts a trained classifier gave instead of the judge (judge/classified.py)
 
     def __add__(self, other: CallStats) -> CallStats:
         return CallStats(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))

@@ -33,11 +33,14 @@ class JudgeOptions:
     #: The backend that runs the judge (judge/backends.py): None picks "server" with judge_url, else "batched"
     #: or "sequential" by `parallel`; a plugin's backend by its registered name.
     backend: str | None = None
+    #: A folder `localeval train` wrote: its classifier answers the questions it was trained for.
+    classifier: str | None = None
 
     def settings(self) -> dict[str, Any]:
         where = {"judge_url": self.judge_url, "judge_model": self.judge_model} if self.judge_url else {}
+        trained = {"classifier": self.classifier} if self.classifier else {}
         return {"judge": self.judge or "default", **where, "n_ctx": self.n_ctx, "seed": self.seed,
-                "lang": self.lang or "auto", "prompts": self.prompts_dir or "packaged"}
+                "lang": self.lang or "auto", "prompts": self.prompts_dir or "packaged", **trained}
 
 
 #: Sequences in flight when --parallel is not given, as bench/engine_bench.py chose them (figures in the

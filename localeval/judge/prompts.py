@@ -60,6 +60,9 @@ class RenderedPrompt:
     max_tokens: int
     answers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     schema: dict[str, Any] | None = None
+    #: The values rendered into it (screened as rendered), for a judge that reads them rather than the
+    #: chat: a trained classifier scores (question, passage) pairs (judge/classified.py).
+    variables: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class Prompt:
                 raise PromptError(f"prompt {self.path}: template error: {exc}") from exc
             messages.append({"role": role, "content": text.strip()})
         return RenderedPrompt(self.name, self.version, self.lang, self.kind, self.sha256, tuple(messages),
-                              self.max_tokens, self.answers, self.schema)
+                              self.max_tokens, self.answers, self.schema, variables)
 
 
     def check(self) -> None:

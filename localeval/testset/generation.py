@@ -56,28 +56,36 @@ def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bo
     rng = np.random.default_rng(options.seed)
     sampled = _sample(chunks, options.n, rng)
     meter = Progress(len(sampled), label="generating") if progress else None
-    kept, negatives = [], []
+    kept: list[dict[str, Any]] = []
+    negatives: list[dict[str, Any]] = []
     counts = {"sampled": len(sampled), "declined": 0, "filtered_by_retrieval": 0, "kept": 0}
-    for chunk in sampled:
-        qa = _question_for(kit, chunk)
+    window = max(1, kit.config.parallel)  # one judge call per window: a batched backend fills its lanes
+    for start in range(0, len(sampled), window):
+        batch = sampled[start:start + window]
+        asked: list[tuple[str, str, str, str, Chunk, list[dict[str, Any]]]] = []
+        for chunk, qa in zip(batch, _questions_for(kit, batch)):
+            if qa is None:
+                counts["declined"] += 1
+                continue
+            question, answer, lang = qa
+            hits = index.search(kit.embedder.encode([question]), options.top_k)[0]
+            rank = doc_rank(hits, chunk.doc_id)
+            if rank is None:
+                counts["filtered_by_retrieval"] += 1
+                continue
+            sample_id = f"gen-{len(kept) + 1}"
+            kept.append({
+                "id": sample_id, "question": question, "reference": answer, "reference_doc_ids": [chunk.doc_id],
+                "reference_docs": [{"id": chunk.doc_id, "text": chunk.text}], "source_chunk": chunk.id,
+                "source_rank": rank, "lang": lang,
+            })
+            asked.append((sample_id, question, answer, lang, chunk,
+                          _negatives(sample_id, question, chunk, hits, chunks, rng)))
+        if options.contradictions:
+            _add_contradictions(kit, asked)
+        negatives.extend(row for *_, rows in asked for row in rows)
         if meter:
-            meter.advance()
-        if qa is None:
-            counts["declined"] += 1
-            continue
-        question, answer, lang = qa
-        hits = index.search(kit.embedder.encode([question]), options.top_k)[0]
-        rank = doc_rank(hits, chunk.doc_id)
-        if rank is None:
-            counts["filtered_by_retrieval"] += 1
-            continue
-        sample_id = f"gen-{len(kept) + 1}"
-        kept.append({
-            "id": sample_id, "question": question, "reference": answer, "reference_doc_ids": [chunk.doc_id],
-            "reference_docs": [{"id": chunk.doc_id, "text": chunk.text}], "source_chunk": chunk.id,
-            "source_rank": rank, "lang": lang,
-        })
-        negatives.extend(_negatives(kit, sample_id, question, answer, chunk, hits, chunks, rng, options.contradictions, lang))
+            meter.advance(len(batch))
     if meter:
         meter.close()
     counts["kept"] = len(kept)
@@ -105,21 +113,25 @@ def _sample(chunks: list[Chunk], n: int | None, rng: np.random.Generator) -> lis
     return picked if n is None else picked[:n]
 
 
-def _question_for(kit: ModelKit, chunk: Chunk) -> tuple[str, str, str] | None:
+def _questions_for(kit: ModelKit, chunks: list[Chunk]) -> list[tuple[str, str, str] | None]:
+    """(question, answer, lang) the judge wrote from each chunk alone, or None where it declined."""
+    from ..judge.facade import Ask
     from ..judge.prompts import detect_lang
 
-    lang = detect_lang(chunk.text, kit.options.lang)
-    value, _ = kit.judge.json(kit.prompt("generate_question", lang, passage=chunk.text))
-    question, answer = value["question"].strip(), value["answer"].strip()
-    if not value["can_ask"] or not question or not answer:
-        return None
-    return question, answer, lang
+    langs = [detect_lang(chunk.text, kit.options.lang) for chunk in chunks]
+    answers = kit.judge.ask([Ask.json(kit.prompt("generate_question", lang, passage=chunk.text))
+                             for chunk, lang in zip(chunks, langs)])
+    written: list[tuple[str, str, str] | None] = []
+    for answer, lang in zip(answers, langs):
+        value = answer.unwrap()
+        question, reply = value["question"].strip(), value["answer"].strip()
+        written.append((question, reply, lang) if value["can_ask"] and question and reply else None)
+    return written
 
 
-def _negatives(kit: ModelKit, sample_id: str, question: str, answer: str, source: Chunk,
-               hits: list[tuple[Chunk, float]], chunks: list[Chunk], rng: np.random.Generator,
-               contradictions: bool, lang: str) -> list[dict[str, Any]]:
-    """Labelled (question, context[, answer]) rows for calibrating a judge, as ARES trains its judges."""
+def _negatives(sample_id: str, question: str, source: Chunk, hits: list[tuple[Chunk, float]], chunks: list[Chunk],
+               rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Labelled (question, context) rows for calibrating or training a judge, as ARES trains its judges."""
     rows = [{"id": f"{sample_id}-pos", "question": question, "context": source.text, "context_id": source.id,
              "kind": "positive", "context_relevance": 1}]
     others = [c for c, _ in hits if c.doc_id != source.doc_id]
@@ -133,15 +145,24 @@ def _negatives(kit: ModelKit, sample_id: str, question: str, answer: str, source
         rand = pool[int(rng.integers(len(pool)))]
         rows.append({"id": f"{sample_id}-random", "question": question, "context": rand.text, "context_id": rand.id,
                      "kind": "random_negative", "context_relevance": 0})
-    if contradictions:
-        value, _ = kit.judge.json(kit.prompt("contradict", lang, passage=source.text, question=question, answer=answer))
-        wrong = value["answer"].strip()
+    return rows
+
+
+def _add_contradictions(kit: ModelKit, asked: list[tuple[str, str, str, str, Chunk, list[dict[str, Any]]]]) -> None:
+    """A wrong answer the judge writes per question (one call for the window): the source passage with the
+    right answer is faithful, with the wrong one it is not."""
+    from ..judge.facade import Ask
+
+    answers = kit.judge.ask([Ask.json(kit.prompt("contradict", lang, passage=chunk.text, question=question,
+                                                 answer=answer))
+                             for _, question, answer, lang, chunk, _ in asked])
+    for (sample_id, question, answer, _, chunk, rows), reply in zip(asked, answers):
+        wrong = reply.unwrap()["answer"].strip()
         if wrong and wrong != answer:
-            rows.append({"id": f"{sample_id}-contradicted", "question": question, "context": source.text,
-                         "context_id": source.id, "answer": wrong, "kind": "contradicted_answer",
+            rows.append({"id": f"{sample_id}-contradicted", "question": question, "context": chunk.text,
+                         "context_id": chunk.id, "answer": wrong, "kind": "contradicted_answer",
                          "answer_faithfulness": 0})
             rows[0].update(answer=answer, answer_faithfulness=1)
-    return rows
 
 
 def _write(out_dir: Path, kept: list[dict], negatives: list[dict], report: dict, index: ChunkIndex) -> None:

@@ -1,0 +1,172 @@
+"""A trained classifier judge on disk: one cross-encoder folder per judgement and a manifest.
+
+manifest.json records what a user (and `summary.json`) needs to trust the numbers: the base model and its
+sha256, the judgements trained, a hash of the training pairs, the held-out figures, the language, and the
+sha256 of every file. The folder's identity (the judge cache's model key) is the manifest's own sha256, so
+any change to any file is a new judge; a file that no longer matches its recorded sha256 is refused with
+one line before anything is scored, never loaded as if it were the trained judge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import LocalevalError
+from .judgements import BY_PROMPT, JUDGEMENTS, Judgement
+
+MANIFEST = "manifest.json"
+FORMAT = "localeval-classifier"
+FORMAT_VERSION = 1
+#: Pairs scored per forward pass; a long pair is not cut (see `windows`), so memory stays bounded by this.
+BATCH = 32
+
+
+class ClassifierError(LocalevalError):
+    """A classifier folder that is missing, damaged or foreign, or input it was not trained for."""
+
+
+@dataclass(frozen=True)
+class ClassifierFolder:
+    """A checked classifier folder: its manifest read, every file's sha256 confirmed."""
+
+    path: Path
+    manifest: dict[str, Any]
+    sha256: str
+
+    @property
+    def lang(self) -> str:
+        return str(self.manifest["lang"])
+
+    @property
+    def judgements(self) -> tuple[Judgement, ...]:
+        return tuple(JUDGEMENTS[name] for name in self.manifest["judgements"])
+
+    def answers(self, prompt: str) -> Judgement | None:
+        """The judgement trained here that gives the verdicts of `prompt`, if any."""
+        judgement = BY_PROMPT.get(prompt)
+        return judgement if judgement is not None and judgement.name in self.manifest["judgements"] else None
+
+    def describe(self) -> dict[str, Any]:
+        """What summary.json records of it."""
+        return {"path": str(self.path), "sha256": self.sha256, "lang": self.lang, "base": self.manifest["base"],
+                "judgements": {j.name: {"prompt": j.prompt, "held_out": self.manifest["judgements"][j.name]["held_out"]}
+                               for j in self.judgements}}
+
+
+def check_classifier(path: Path | str) -> ClassifierFolder:
+    """The folder, checked: ClassifierError naming what is wrong (missing, not a classifier, a newer format,
+    a file missing or changed) and what to do."""
+    folder = Path(path)
+    manifest_path = folder / MANIFEST
+    if not folder.is_dir():
+        raise ClassifierError(f"--classifier {folder}: {'is a file' if folder.exists() else 'no such folder'}; "
+                              "give the folder `localeval train` wrote")
+    try:
+        raw = manifest_path.read_bytes()
+    except FileNotFoundError:
+        raise ClassifierError(f"--classifier {folder}: no {MANIFEST}; this is not a folder `localeval train` "
+                              "wrote (or its training did not finish)") from None
+    except OSError as exc:
+        raise ClassifierError(f"--classifier {folder}: cannot read {MANIFEST}: {exc.strerror}") from None
+    try:
+        manifest = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ClassifierError(f"--classifier {manifest_path}: not valid JSON; the folder is damaged: train it "
+                              "again") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ClassifierError(f"--classifier {manifest_path}: not a localeval classifier manifest (format "
+                              f"{manifest.get('format') if isinstance(manifest, dict) else None!r})")
+    if manifest.get("version") != FORMAT_VERSION:
+        raise ClassifierError(f"--classifier {manifest_path}: manifest version {manifest.get('version')!r}; "
+                              f"this localeval reads version {FORMAT_VERSION}: train it again with this version")
+    judgements, files = manifest.get("judgements"), manifest.get("files")
+    if not isinstance(judgements, dict) or not judgements or not isinstance(files, dict) or not files:
+        raise ClassifierError(f"--classifier {manifest_path}: the manifest lists no judgements or no files; "
+                              "train it again")
+    unknown = sorted(set(judgements) - set(JUDGEMENTS))
+    if unknown:
+        raise ClassifierError(f"--classifier {manifest_path}: unknown judgement {unknown[0]!r}; known: "
+                              f"{', '.join(JUDGEMENTS)}")
+    for name, digest in sorted(files.items()):
+        file = folder / name
+        if not file.is_file():
+            raise ClassifierError(f"--classifier {folder}: {name} is missing; the folder is incomplete: copy "
+                                  "it whole or train it again")
+        if _sha256(file) != digest:
+            raise ClassifierError(f"--classifier {folder}: {name} does not match the sha256 in {MANIFEST}; "
+                                  "the folder was changed or damaged: copy it again or train it again")
+    return ClassifierFolder(folder, manifest, hashlib.sha256(raw).hexdigest())
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Classifier:
+    """The loaded cross-encoders of a checked folder, one per judgement, each loaded on first use."""
+
+    def __init__(self, folder: ClassifierFolder, threads: int | None = None) -> None:
+        self.folder = folder
+        self.threads = threads
+
+    @cached_property
+    def _models(self) -> dict[str, Any]:
+        return {}
+
+    def model(self, judgement: Judgement) -> Any:
+        if judgement.name not in self._models:
+            self._models[judgement.name] = load_cross_encoder(self.folder.path / judgement.name, self.threads)
+        return self._models[judgement.name]
+
+    def max_tokens(self, judgement: Judgement) -> int:
+        return int(self.model(judgement).max_seq_length)
+
+    def count_tokens(self, judgement: Judgement, text: str) -> int:
+        return len(self.model(judgement).tokenizer.tokenize(text))
+
+    def probabilities(self, judgement: Judgement, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """P(yes) per pair. Pairs are scored in order of length, so a batch pads little, then put back."""
+        import torch
+
+        model = self.model(judgement)
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        scores = model.predict([pairs[i] for i in order], batch_size=BATCH, show_progress_bar=False,
+                               activation_fn=torch.nn.Sigmoid(), convert_to_numpy=True)
+        out = [0.0] * len(pairs)
+        for i, score in zip(order, scores):
+            out[i] = float(score)
+        return out
+
+
+def load_cross_encoder(path: Path, threads: int | None = None) -> Any:
+    """A cross-encoder from a local folder, on the CPU unless a GPU is there; nothing is read from a hub,
+    and the libraries' own progress bars and notes stay off stderr (ours is the only progress line)."""
+    import logging
+    import os
+
+    for switch in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        os.environ.setdefault(switch, "1")
+    import torch
+    from huggingface_hub.utils import disable_progress_bars
+    from sentence_transformers import CrossEncoder
+    from transformers.utils import logging as transformers_logging
+
+    disable_progress_bars()
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()  # a base model's "newly initialised head" is the point
+    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        return CrossEncoder(str(path), num_labels=1, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ClassifierError(f"cross-encoder {path} could not be loaded: {str(exc).splitlines()[0]}") from None

@@ -1,0 +1,146 @@
+"""Training pairs for a classifier judge, from the three sources ARES uses:
+
+- a folder `localeval generate` wrote (`--data DIR`): its negatives.jsonl labels a question with its source
+  passage relevant and with a retrieved or random passage of another document not; with --contradictions
+  the source passage with the generated answer is faithful and with the judge's contradicting answer not.
+  From testset.jsonl: each question's answer is faithful to its passage and answers its question, and the
+  answer of another question (drawn with the seed) goes beyond the passage and does not answer it;
+- human labels in the same form (`--data FILE`): JSONL rows with `question`, `context` (or `contexts`) and
+  `answer` as the judgement needs them, and any of `context_relevance`, `answer_faithfulness`,
+  `answer_relevance` as 0/1 (ARES's label names);
+- a scored run (`--distill RUN_DIR`): the GGUF judge's probabilities in its samples.jsonl, as soft labels:
+  passage_relevance's per passage, faithfulness's per statement (against the contexts it was checked
+  against), answer_relevance_rating's score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from ..data.loading import iter_jsonl
+from ..errors import InputError
+from ..files import check_readable
+from .judgements import JUDGEMENTS
+
+GENERATED = ("testset.jsonl", "negatives.jsonl")
+
+
+@dataclass(frozen=True)
+class Pair:
+    judgement: str
+    first: str
+    second: str
+    label: float  # 0/1, or the GGUF judge's probability when distilled
+    source: str
+
+
+def read_pairs(data: Sequence[Path], distill: Sequence[Path] = (), seed: int = 0) -> list[Pair]:
+    """Every pair of every source, in a fixed order (the order of the sources, then of their rows)."""
+    pairs: list[Pair] = []
+    for path in data:
+        if path.is_dir():
+            pairs += generated_pairs(path, seed)
+        else:
+            check_readable(path)
+            pairs += list(labelled_pairs(path, str(path)))
+    for run in distill:
+        pairs += list(distilled_pairs(run))
+    return pairs
+
+
+def generated_pairs(folder: Path, seed: int) -> list[Pair]:
+    """The pairs of a `localeval generate` folder (see the module doc)."""
+    for name in GENERATED:
+        if not (folder / name).is_file():
+            raise InputError(str(folder), None, None, f"no {name}; give a folder `localeval generate` wrote, "
+                             "or a JSONL file of labelled rows")
+    source = str(folder / GENERATED[1])
+    pairs = list(labelled_pairs(folder / GENERATED[1], source))
+    rows = [row for _, row in iter_jsonl(folder / GENERATED[0])]
+    if len(rows) < 2:
+        return pairs
+    rng = np.random.default_rng(seed)
+    where = str(folder / GENERATED[0])
+    for i, row in enumerate(rows):
+        other = rows[(i + 1 + int(rng.integers(len(rows) - 1))) % len(rows)]  # any row but this one
+        passage = row["reference_docs"][0]["text"]
+        pairs += [Pair("answer_faithfulness", passage, row["reference"], 1.0, where),
+                  Pair("answer_faithfulness", passage, other["reference"], 0.0, where),
+                  Pair("answer_relevance", row["question"], row["reference"], 1.0, where),
+                  Pair("answer_relevance", row["question"], other["reference"], 0.0, where)]
+    return pairs
+
+
+def labelled_pairs(path: Path, source: str) -> Iterator[Pair]:
+    """Rows with ARES's label fields (generate's negatives.jsonl, or people's labels in that form)."""
+    for line, row in iter_jsonl(path):
+        if not isinstance(row, dict):
+            raise InputError(source, line, None, "expected a JSON object with a question and labels")
+        labels = [name for name in JUDGEMENTS if name in row]
+        if not labels:
+            raise InputError(source, line, None, f"no label; a row labels one or more of {', '.join(JUDGEMENTS)} "
+                             "with 0 or 1")
+        for name in labels:
+            label = row[name]
+            if isinstance(label, bool) or label not in (0, 1):
+                raise InputError(source, line, name, f"expected 0 or 1, got {json.dumps(label)}")
+            first, second = _texts(row, name, source, line)
+            yield Pair(name, first, second, float(label), source)
+
+
+def _texts(row: dict[str, Any], judgement: str, source: str, line: int) -> tuple[str, str]:
+    context = row.get("context")
+    if context is None and isinstance(row.get("contexts"), list):
+        context = "\n\n".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in row["contexts"])
+    needs = {"context_relevance": ("question", "context"), "answer_faithfulness": ("context", "answer"),
+             "answer_relevance": ("question", "answer")}[judgement]
+    values = {"question": row.get("question"), "context": context, "answer": row.get("answer")}
+    for field in needs:
+        if not isinstance(values[field], str) or not values[field].strip():
+            raise InputError(source, line, field, f"a {judgement} label needs a non-empty {field}"
+                             + (" (or `contexts`)" if field == "context" else ""))
+    return values[needs[0]], values[needs[1]]
+
+
+def distilled_pairs(run: Path) -> Iterator[Pair]:
+    """The GGUF judge's verdicts in a scored run, as soft labels (see the module doc)."""
+    path = run / "samples.jsonl" if run.is_dir() else run
+    check_readable(path)
+    source = str(path)
+    found = False
+    for line, row in iter_jsonl(path):
+        details = row.get("details") or {} if isinstance(row, dict) else {}
+        contexts = [c.get("text", "") for c in row.get("contexts") or [] if isinstance(c, dict)]
+        question = row.get("question") or ""
+        for passage in (details.get("passage_relevance") or {}).get("passages", []):
+            rank = passage.get("rank")
+            if isinstance(rank, int) and 0 < rank <= len(contexts):
+                found = True
+                yield Pair("context_relevance", question, contexts[rank - 1], float(passage["p"]), source)
+        faithfulness = details.get("faithfulness") or {}
+        if faithfulness.get("against") == "contexts" and contexts:
+            for statement in faithfulness.get("statements", []):
+                found = True
+                yield Pair("answer_faithfulness", "\n\n".join(contexts), statement["text"], float(statement["p"]),
+                           source)
+        score = (row.get("metrics") or {}).get("answer_relevance_rating")
+        if isinstance(score, float) and row.get("answer"):
+            found = True
+            yield Pair("answer_relevance", question, row["answer"], score, source)
+    if not found:
+        raise InputError(source, None, None, "no judge verdicts to learn from (--distill); score the unlabelled "
+                         "samples with -m passage_relevance,faithfulness,answer_relevance_rating first")
+
+
+def data_sha256(pairs: Sequence[Pair]) -> str:
+    """A hash of the training pairs (the manifest's record of what the classifier learned from)."""
+    digest = hashlib.sha256()
+    for pair in pairs:
+        digest.update(json.dumps([pair.judgement, pair.first, pair.second, pair.label], ensure_ascii=False).encode())
+    return digest.hexdigest()

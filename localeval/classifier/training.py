@@ -1,0 +1,182 @@
+"""`localeval train`: fine-tune one cross-encoder per judgement from the registry's MiniLM weights with
+sentence-transformers' own cross-encoder trainer, hold part of the pairs out, and write the folder.
+
+The base is the embedder all-minilm-l6-v2 (English): its encoder weights start the cross-encoder and a new
+one-logit head is learned, so nothing is downloaded. The run is seeded (the split, the head's start, the
+batch order), so the same pairs and options give the same folder contents on the same machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import __version__
+from ..errors import OptionError, OutputError
+from ..files import check_output_dir
+from ..progress import Progress
+from .folder import FORMAT, FORMAT_VERSION, MANIFEST, _sha256, load_cross_encoder
+from .judgements import JUDGEMENTS
+from .pairs import Pair, data_sha256
+
+BASE = "all-minilm-l6-v2"
+#: A judgement needs at least this many pairs of each label to train and to be measured on held-out pairs.
+MIN_PER_LABEL = 4
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    judgements: tuple[str, ...] | None = None  # None: every judgement the pairs label
+    epochs: int = 2
+    batch_size: int = 16
+    learning_rate: float = 3e-5
+    held_out: float = 0.1
+    max_length: int = 256
+    seed: int = 0
+    threads: int | None = None
+
+
+def train(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progress: bool = False) -> dict[str, Any]:
+    """Train, then write out_dir in one step (a folder built beside it and renamed in), so an interrupted
+    training never leaves a half-written classifier where a run would read it. Returns the manifest."""
+    from .. import models
+
+    check_output_dir(out_dir, (MANIFEST,))
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MANIFEST).is_file():
+        raise OutputError(f"{out_dir} holds files and no {MANIFEST}: give a new folder, or a classifier "
+                          "folder to replace")
+    by_judgement = _split_by_judgement(pairs, options.judgements)
+    base = models.find(BASE, "embedder")
+    base_path = models.resolve(BASE, "embedder")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        trained: dict[str, Any] = {}
+        for name, judged in by_judgement.items():
+            trained[name] = _train_one(name, judged, base_path, staging / name, options, progress)
+        files = {str(p.relative_to(staging)): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
+        manifest = {
+            "format": FORMAT, "version": FORMAT_VERSION, "lang": "en",
+            "base": {"name": base.name, "sha256": base.sha256}, "judgements": trained,
+            "data_sha256": data_sha256(pairs), "sources": sorted({p.source for p in pairs}),
+            "options": {k: v for k, v in asdict(options).items() if k != "threads"}, "localeval": __version__,
+            "files": files,
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        for path in [staging, *staging.rglob("*")]:  # mkdtemp and the model writer make them private
+            path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
+        _replace(staging, out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return manifest
+
+
+def _split_by_judgement(pairs: Sequence[Pair], wanted: tuple[str, ...] | None) -> dict[str, list[Pair]]:
+    for name in wanted or ():
+        if name not in JUDGEMENTS:
+            raise OptionError(f"--judgements: unknown judgement {name!r}; known: {', '.join(JUDGEMENTS)}")
+    names = wanted or tuple(n for n in JUDGEMENTS if any(p.judgement == n for p in pairs))
+    if not names:
+        raise OptionError("no training pairs: give --data (a generate folder or labelled rows) or --distill")
+    out = {}
+    for name in names:
+        judged = [p for p in pairs if p.judgement == name]
+        positives = sum(p.label >= 0.5 for p in judged)
+        if min(positives, len(judged) - positives) < MIN_PER_LABEL:
+            raise OptionError(f"{name}: {positives} positive and {len(judged) - positives} negative pairs; "
+                              f"training needs at least {MIN_PER_LABEL} of each (generate more, or leave "
+                              f"{name} out with --judgements)")
+        out[name] = judged
+    return out
+
+
+def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: TrainOptions,
+               progress: bool) -> dict[str, Any]:
+    """Fine-tune one cross-encoder; its held-out figures and how long it took."""
+    import torch
+    import transformers
+    from datasets import Dataset
+    from transformers import PrinterCallback
+    from sentence_transformers.cross_encoder import (CrossEncoderTrainer, CrossEncoderTrainingArguments)
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    from ..stats.agreement import auroc
+
+    started = time.perf_counter()
+    train_pairs, held = _held_out(pairs, options.held_out, options.seed)
+    transformers.set_seed(options.seed)
+    model = load_cross_encoder(base, options.threads)
+    model.max_seq_length = options.max_length
+    data = Dataset.from_dict({"first": [p.first for p in train_pairs], "second": [p.second for p in train_pairs],
+                              "label": [p.label for p in train_pairs]})
+    steps = options.epochs * -(-len(train_pairs) // options.batch_size)
+    meter = Progress(steps, label=f"training {name}") if progress else None
+    with tempfile.TemporaryDirectory() as scratch:
+        args = CrossEncoderTrainingArguments(
+            output_dir=scratch, num_train_epochs=options.epochs, per_device_train_batch_size=options.batch_size,
+            learning_rate=options.learning_rate, warmup_steps=0.1, seed=options.seed, data_seed=options.seed,
+            save_strategy="no", logging_strategy="no", report_to="none", disable_tqdm=True, use_cpu=True,
+            dataloader_num_workers=0, log_level="error")
+        trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=data,
+                                      loss=BinaryCrossEntropyLoss(model), callbacks=[_meter(meter)] if meter else None)
+        trainer.remove_callback(PrinterCallback)  # it prints the final loss dict to stdout
+        trainer.train()
+    if meter:
+        meter.close()
+    model.save(str(target), safe_serialization=True)
+    for leftover in ("README.md",):  # the model card names the hub; this folder is local
+        (target / leftover).unlink(missing_ok=True)
+    probs = np.asarray(model.predict([(p.first, p.second) for p in held], batch_size=64, show_progress_bar=False,
+                                     activation_fn=torch.nn.Sigmoid(), convert_to_numpy=True), dtype=float)
+    labels = np.asarray([p.label >= 0.5 for p in held], dtype=float)
+    area = auroc(labels, probs)
+    return {"prompt": JUDGEMENTS[name].prompt, "pairs": {"train": len(train_pairs), "held_out": len(held)},
+            "held_out": {"n": len(held), "accuracy": round(float(np.mean((probs >= 0.5) == labels)), 4),
+                         "auroc": None if area is None else round(area, 4)},
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+def _meter(meter: Progress) -> Any:
+    """A trainer callback that advances localeval's progress line once per optimiser step."""
+    from transformers import TrainerCallback
+
+    class Meter(TrainerCallback):
+        def on_step_end(self, *args: Any, **kwargs: Any) -> None:
+            meter.advance()
+
+    return Meter()
+
+
+def _held_out(pairs: list[Pair], share: float, seed: int) -> tuple[list[Pair], list[Pair]]:
+    """A seeded split that keeps both labels on each side."""
+    rng = np.random.default_rng(seed)
+    train, held = [], []
+    for positive in (True, False):
+        group = [p for p in pairs if (p.label >= 0.5) == positive]
+        order = rng.permutation(len(group))
+        cut = max(1, round(share * len(group)))
+        held += [group[int(i)] for i in order[:cut]]
+        train += [group[int(i)] for i in order[cut:]]
+    order = rng.permutation(len(train))
+    return [train[int(i)] for i in order], held
+
+
+def _replace(staging: Path, out_dir: Path) -> None:
+    """Rename the finished folder into place; a previous classifier there is moved aside, then removed."""
+    if out_dir.exists():
+        aside = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+        os.replace(out_dir, aside)
+        os.replace(staging, out_dir)
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        os.replace(staging, out_dir)

@@ -1,0 +1,58 @@
+"""`localeval train`: a classifier judge from generated pairs, the judge's own verdicts and human labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .errors import user_errors
+from .options import OutPath
+
+
+@click.command()
+@click.option("-o", "--out", "out_dir", required=True, type=OutPath(file_okay=False, path_type=Path),
+              help="Folder for the classifier (one model per judgement and manifest.json); a classifier there is replaced.")
+@click.option("--data", "data", multiple=True, type=click.Path(path_type=Path), metavar="DIR|FILE",
+              help="Labelled pairs, repeatable: a folder `localeval generate` wrote (add --contradictions there for "
+                   "faithfulness negatives), or a JSONL of rows labelled context_relevance / answer_faithfulness / "
+                   "answer_relevance 0 or 1 (people's labels).")
+@click.option("--distill", multiple=True, type=click.Path(path_type=Path), metavar="RUN_DIR",
+              help="A run scored with the GGUF judge on your unlabelled samples: its verdicts become soft labels "
+                   "(repeatable).")
+@click.option("--judgements", metavar="NAMES",
+              help="Comma-separated: context_relevance, answer_faithfulness, answer_relevance. Default: every one "
+                   "the pairs label.")
+@click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=3e-5, show_default=True)
+@click.option("--held-out", type=click.FloatRange(0.01, 0.5), default=0.1, show_default=True,
+              help="Share of each judgement's pairs kept out of training and measured on at the end.")
+@click.option("--max-length", type=click.IntRange(min=32, max=512), default=256, show_default=True,
+              help="Tokens of a pair the cross-encoder reads; longer passages are windowed when scoring.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), help="CPU threads for training (default: torch's).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no report.")
+@user_errors
+def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judgements: str | None, epochs: int,
+          batch_size: int, learning_rate: float, held_out: float, max_length: int, seed: int, threads: int | None,
+          quiet: bool) -> None:
+    """Fine-tune a classifier judge (ARES's method) from all-MiniLM-L6-v2; score with it by
+    `localeval score --classifier DIR`. English only."""
+    from ..classifier.pairs import read_pairs
+    from ..classifier.training import TrainOptions
+    from ..classifier.training import train as run_training
+
+    if not data and not distill:
+        raise click.UsageError("give training pairs: --data DIR|FILE and/or --distill RUN_DIR")
+    names = tuple(n.strip() for n in judgements.split(",") if n.strip()) if judgements else None
+    options = TrainOptions(judgements=names, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+                           held_out=held_out, max_length=max_length, seed=seed, threads=threads)
+    pairs = read_pairs(data, distill, seed)
+    manifest = run_training(pairs, out_dir, options, progress=not quiet)
+    if not quiet:
+        for name, trained in manifest["judgements"].items():
+            figures = trained["held_out"]
+            click.echo(f"{name}: {trained['pairs']['train']} pairs trained, {trained['seconds']:.0f} s; held out "
+                       f"{figures['n']}: accuracy {figures['accuracy']:.3f}, AUROC {figures['auroc']}")
+        click.echo(f"classifier in {out_dir}/; score with --classifier {out_dir}", err=True)

@@ -1,0 +1,184 @@
+"""The judge with a trained classifier in front (`--classifier DIR`): the yes/no questions of the prompts
+the classifier was trained for are answered by it, every other question by the GGUF judge, which loads
+only when such a question comes. Metrics keep their flows; only who answers changes.
+
+A classifier reads the pair of texts the prompt was rendered with (RenderedPrompt.variables), not the
+chat. Its answers go through the judge cache like any judge's, keyed by the classifier folder's hash, so
+a resumed run asks nothing twice and another classifier never reuses them. A text too long for the
+cross-encoder is windowed by its own tokenizer, as the GGUF judge windows by its context: the budget
+that `context_budget` returns for a classifier prompt carries the counter its windows are cut with.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..classifier.folder import Classifier, ClassifierError, ClassifierFolder
+from ..classifier.judgements import Judgement
+from .backend import CallStats
+from .cache import JudgeCache, make_key
+from .facade import Answer, Ask, Judge
+from .prompts import RenderedPrompt
+from .windows import split_to_fit
+
+#: Special tokens a cross-encoder adds around a pair ([CLS] a [SEP] b [SEP]).
+PAIR_OVERHEAD = 3
+LANG_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+class TokenBudget(int):
+    """A window size in the classifier's tokens: `windows` cuts with the counter it carries."""
+
+    count_tokens: Callable[[str], int]
+
+    def __new__(cls, value: int, count_tokens: Callable[[str], int]) -> TokenBudget:
+        budget = super().__new__(cls, value)
+        budget.count_tokens = count_tokens
+        return budget
+
+
+class ClassifiedJudge:
+    """Judge's interface (ask, context_budget, windows, describe, totals, close) over a classifier and a
+    lazily opened GGUF judge sharing one cache."""
+
+    def __init__(self, folder: ClassifierFolder, cache: JudgeCache, open_llm: Callable[[JudgeCache], Judge],
+                 threads: int | None = None) -> None:
+        self.folder = folder
+        self.classifier = Classifier(folder, threads)
+        self.cache = cache
+        self._open_llm = open_llm
+        self._llm: Judge | None = None
+        self._own = CallStats()
+
+    @property
+    def llm(self) -> Judge:
+        if self._llm is None:
+            self._llm = self._open_llm(self.cache)
+        return self._llm
+
+    @property
+    def totals(self) -> CallStats:
+        return self._own + (self._llm.totals if self._llm is not None else CallStats())
+
+    def describe(self) -> dict[str, Any]:
+        return {**(self._llm.describe() if self._llm is not None else {}), "classifier": self.folder.describe()}
+
+    # ---- windows ---------------------------------------------------------------------------------
+
+    def context_budget(self, prompt: RenderedPrompt, max_tokens: int | None = None) -> int:
+        judgement = self._judgement(prompt)
+        if judgement is None:
+            return self.llm.context_budget(prompt, max_tokens)
+
+        def count(text: str) -> int:
+            return self.classifier.count_tokens(judgement, text)
+
+        pair = _pair(judgement, prompt)
+        used = sum(count(text) for text in pair if text)
+        return TokenBudget(self.classifier.max_tokens(judgement) - PAIR_OVERHEAD - used, count)
+
+    def windows(self, text: str, budget: int) -> list[str]:
+        count = budget.count_tokens if isinstance(budget, TokenBudget) else self.llm.count_tokens
+        return [text] if count(text) <= budget else split_to_fit(text, budget, count)
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else a metric may use of a judge (render, count_tokens, json, ...) is the GGUF judge's."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.llm, name)
+
+    # ---- questions -------------------------------------------------------------------------------
+
+    def ask(self, asks: Sequence[Ask]) -> list[Answer]:
+        """Answers in order: the classifier's for the questions it was trained for (cached, batched per
+        judgement), the GGUF judge's for the rest."""
+        answers: list[Answer | None] = [None] * len(asks)
+        mine: dict[str, list[int]] = {}
+        for i, ask in enumerate(asks):
+            judgement = self._judgement(ask.prompt, ask.kind)
+            if judgement is not None:
+                mine.setdefault(judgement.name, []).append(i)
+        for indices in mine.values():
+            judgement = self._judgement(asks[indices[0]].prompt)
+            assert judgement is not None
+            for i, answer in zip(indices, self._classify(judgement, [asks[i] for i in indices])):
+                answers[i] = answer
+        rest = [i for i, answer in enumerate(answers) if answer is None]
+        if rest:
+            for i, answer in zip(rest, self.llm.ask([asks[i] for i in rest])):
+                answers[i] = answer
+        return answers  # type: ignore[return-value]
+
+    def _judgement(self, prompt: RenderedPrompt, kind: str | None = None) -> Judgement | None:
+        judgement = self.folder.answers(prompt.name)
+        if judgement is None or (kind is not None and kind != judgement.kind):
+            return None
+        if prompt.lang != self.folder.lang:
+            question = str(prompt.variables.get("question", ""))[:60]
+            raise ClassifierError(
+                f"a {LANG_NAMES.get(prompt.lang, prompt.lang)} sample (question {question!r}): the classifier "
+                f"{self.folder.path} was trained for {LANG_NAMES.get(self.folder.lang, self.folder.lang)} only "
+                "(its base model reads no other language); score these samples without --classifier")
+        return judgement
+
+    def _classify(self, judgement: Judgement, asks: Sequence[Ask]) -> list[Answer]:
+        pairs = [_pair(judgement, ask.prompt) for ask in asks]
+        keys = [make_key(model_sha256=self.folder.sha256, judgement=judgement.name, pair=list(pair)) for pair in pairs]
+        values: dict[str, float] = {}
+        hits: set[str] = set()
+        for key in dict.fromkeys(keys):
+            found = self.cache.get(key)
+            if found is not None:
+                values[key] = float(found[0])
+                hits.add(key)
+        todo = [k for k in dict.fromkeys(keys) if k not in values]
+        started = time.perf_counter()
+        if todo:
+            first = {key: pair for key, pair in zip(keys, pairs)}
+            for key, p in zip(todo, self.classifier.probabilities(judgement, [first[k] for k in todo])):
+                values[key] = p
+            seconds = (time.perf_counter() - started) / len(todo)
+            self.cache.put_entries([(key, "classifier", self.folder.sha256, f"classifier:{judgement.name}",
+                                     json.dumps(values[key]), json.dumps({"seconds": seconds}), time.time())
+                                    for key in todo])
+        else:
+            seconds = 0.0
+        answers = []
+        done: set[str] = set()
+        for ask, key in zip(asks, keys):
+            fresh = key not in hits and key not in done
+            done.add(key)
+            stats = CallStats(calls=1, seconds=seconds, classified=1) if fresh else CallStats(cache_hits=1)
+            self._own = self._own + stats
+            answers.append(Answer(_value(ask, values[key]), stats, mass=1.0))
+        return answers
+
+    def close(self) -> None:
+        if self._llm is not None:
+            self._llm.close()  # closes the shared cache too
+            self._llm = None
+        else:
+            self.cache.close()
+
+
+def _pair(judgement: Judgement, prompt: RenderedPrompt) -> tuple[str, str]:
+    return str(prompt.variables.get(judgement.first, "")), str(prompt.variables.get(judgement.second, ""))
+
+
+def _value(ask: Ask, p: float) -> Any:
+    """P(yes) for a yes/no question; for a rating, the classifier's P put on the top level and 1 − P on the
+    bottom one, so the metric's expected rating reads (E − 1) / 4 = P."""
+    if ask.kind == "yes_no":
+        return p
+    options = list(ask.groups or {})
+    return {o: (p if o == options[-1] else (1.0 - p) if o == options[0] else 0.0) for o in options}
+
+
+def open_classified(path: str | Path, cache: JudgeCache, open_llm: Callable[[JudgeCache], Judge],
+                    threads: int | None = None) -> ClassifiedJudge:
+    from ..classifier.folder import check_classifier
+
+    return ClassifiedJudge(check_classifier(path), cache, open_llm, threads)

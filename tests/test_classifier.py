@@ -1,0 +1,253 @@
+"""Trained classifier judges (ARES's method), end to end with the real MiniLM base weights: `localeval
+train` on a small labelled fixture, `score --classifier`, `calibrate`; the one-line errors of a damaged or
+foreign folder and of Chinese input; identical numbers on a rerun; and the training-pair readers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from localeval.classifier.pairs import distilled_pairs, generated_pairs, labelled_pairs, read_pairs
+from localeval.cli import cli
+from localeval.errors import InputError
+from tests.conftest import write_jsonl
+
+pytestmark = pytest.mark.model("all-minilm-l6-v2")
+
+CAPITALS = [("Paris", "France"), ("Berlin", "Germany"), ("Rome", "Italy"), ("Madrid", "Spain"),
+            ("Lisbon", "Portugal"), ("Vienna", "Austria"), ("Warsaw", "Poland"), ("Prague", "Czechia"),
+            ("Dublin", "Ireland"), ("Oslo", "Norway"), ("Athens", "Greece"), ("Bern", "Switzerland")]
+METRICS = "passage_relevance,faithfulness,answer_relevance_rating"
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), obj={"debug": False})
+
+
+def labelled_rows() -> list[dict[str, Any]]:
+    rows = []
+    for i, (city, country) in enumerate(CAPITALS):
+        other_city, other_country = CAPITALS[(i + 5) % len(CAPITALS)]
+        question = f"What is the capital of {country}?"
+        rows += [{"question": question, "context": f"{city} is the capital of {country}.", "answer": f"It is {city}.",
+                  "context_relevance": 1, "answer_faithfulness": 1, "answer_relevance": 1},
+                 {"question": question, "context": f"{other_city} is the capital of {other_country}.",
+                  "answer": f"It is {other_city}.", "context_relevance": 0, "answer_faithfulness": 0,
+                  "answer_relevance": 0}]
+    return rows
+
+
+def samples(n: int = 4) -> list[dict[str, Any]]:
+    out = []
+    for city, country in CAPITALS[:n]:
+        out.append({"id": country.lower(), "question": f"What is the capital of {country}?",
+                    "answer": f"The capital is {city}. It is a large city.",
+                    "contexts": [{"id": f"{city}-1", "text": f"{city} is the capital of {country}."},
+                                 {"id": "other", "text": "Bananas are rich in potassium."}]})
+    return out
+
+
+@pytest.fixture(scope="module")
+def classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("trained")
+    data = folder / "labels.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in labelled_rows()), encoding="utf-8")
+    result = invoke("train", "--data", str(data), "-o", str(folder / "clf"), "--epochs", "1", "--batch-size", "8",
+                    "--held-out", "0.25", "--max-length", "64", "--threads", "1")
+    assert result.exit_code == 0, result.output
+    assert "context_relevance: 18 pairs trained" in result.output
+    return folder / "clf"
+
+
+def score(tmp_path: Path, classifier: Path, name: str, rows: list[dict[str, Any]], cache: str = "c.sqlite",
+          metrics: str = METRICS) -> Result:
+    data = write_jsonl(tmp_path / f"{name}.jsonl", [json.dumps(r) for r in rows])
+    return invoke("score", str(data), "-m", metrics, "--classifier", str(classifier), "-o", str(tmp_path / name),
+                  "--cache", str(tmp_path / cache), "--threads", "1", "-q")
+
+
+def test_manifest_records_base_data_and_held_out_figures(classifier: Path) -> None:
+    from localeval import models
+
+    manifest = json.loads((classifier / "manifest.json").read_text())
+    assert manifest["base"] == {"name": "all-minilm-l6-v2", "sha256": models.find("all-minilm-l6-v2").sha256}
+    assert manifest["lang"] == "en" and len(manifest["data_sha256"]) == 64
+    assert set(manifest["judgements"]) == {"context_relevance", "answer_faithfulness", "answer_relevance"}
+    for trained in manifest["judgements"].values():
+        assert trained["pairs"] == {"train": 18, "held_out": 6}
+        assert trained["held_out"]["n"] == 6 and 0 <= trained["held_out"]["accuracy"] <= 1
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256((classifier / name).read_bytes()).hexdigest() == digest
+    assert not list(classifier.parent.glob(".clf.*")), "the staging folder is left behind"
+
+
+def test_score_with_classifier_never_loads_the_gguf_and_calibrates(tmp_path: Path, classifier: Path) -> None:
+    result = score(tmp_path, classifier, "run", samples())
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    judge = summary["judge"]
+    sha = hashlib.sha256((classifier / "manifest.json").read_bytes()).hexdigest()
+    assert judge["classifier"]["sha256"] == sha and "judge_model" not in judge  # the GGUF was never opened
+    for metric in METRICS.split(","):
+        usage = judge["usage"][metric]
+        assert usage["classified"] == usage["calls"] > 0 and usage["prompt_tokens"] == 0
+        assert summary["settings"][metric]["classifier"] == str(classifier)
+    rows = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    for row in rows:
+        assert 0 < row["metrics"]["passage_relevance"] < 1
+        assert len(row["details"]["passage_relevance"]["passages"]) == 2
+        assert len(row["details"]["faithfulness"]["statements"]) == 2
+        dist = row["details"]["answer_relevance_rating"]["distribution"]
+        assert dist["2"] == dist["3"] == dist["4"] == 0
+        assert row["metrics"]["answer_relevance_rating"] == pytest.approx(dist["5"], abs=1e-6)
+    labels = write_jsonl(tmp_path / "labels.jsonl", [json.dumps({"id": r["id"], "passage_relevance": i % 2})
+                                                      for i, r in enumerate(rows)])
+    calibrated = invoke("calibrate", str(tmp_path / "run"), "--labels", str(labels))
+    assert calibrated.exit_code == 0, calibrated.output
+    assert "passage_relevance" in json.loads((tmp_path / "run" / "calibration.json").read_text())["metrics"]
+
+
+def test_rerun_gives_identical_numbers(tmp_path: Path, classifier: Path) -> None:
+    first = score(tmp_path, classifier, "first", samples(), cache="one.sqlite")
+    again = score(tmp_path, classifier, "again", samples(), cache="two.sqlite")
+    cached = score(tmp_path, classifier, "cached", samples(), cache="one.sqlite")
+    assert first.exit_code == again.exit_code == cached.exit_code == 0
+    read = [[json.loads(line)["metrics"] for line in (tmp_path / name / "samples.jsonl").read_text().splitlines()]
+            for name in ("first", "again", "cached")]
+    assert read[0] == read[1] == read[2]
+    usage = json.loads((tmp_path / "cached" / "summary.json").read_text())["judge"]["usage"]
+    assert all(u["calls"] == 0 and u["cache_hits"] > 0 for u in usage.values())
+
+
+def test_long_passage_is_windowed_by_the_classifier_tokens(tmp_path: Path, classifier: Path) -> None:
+    long_text = " ".join(f"Sentence number {i} says that Paris is a city in France." for i in range(60))
+    row = dict(samples(1)[0], contexts=[{"id": "long", "text": long_text}])
+    result = score(tmp_path, classifier, "long", [row], metrics="faithfulness")
+    assert result.exit_code == 0, result.output
+    details = json.loads((tmp_path / "long" / "samples.jsonl").read_text())["details"]["faithfulness"]
+    assert details["windows"] > 1  # the 256-token cross-encoder got pieces, not a silently cut passage
+
+
+def test_chinese_sample_is_refused_in_one_line(tmp_path: Path, classifier: Path) -> None:
+    row = {"id": "zh", "question": "法国的首都是哪里？", "answer": "巴黎是法国的首都。",
+           "contexts": [{"id": "c", "text": "巴黎是法国的首都和最大城市。"}]}
+    result = score(tmp_path, classifier, "zh", samples(2) + [row])
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert "Chinese sample" in line and "trained for English only" in line and "without --classifier" in line
+
+
+def _damage(kind: str, clf: Path) -> None:
+    manifest = clf / "manifest.json"
+    if kind == "weights changed":
+        weights = clf / "context_relevance" / "model.safetensors"
+        data = bytearray(weights.read_bytes())
+        data[-10] ^= 0xFF
+        weights.write_bytes(bytes(data))
+    elif kind == "file missing":
+        (clf / "answer_relevance" / "tokenizer.json").unlink()
+    elif kind == "no manifest":
+        manifest.unlink()
+    elif kind == "manifest truncated":
+        manifest.write_text(manifest.read_text()[:100])
+    elif kind == "foreign manifest":
+        manifest.write_text(json.dumps({"format": "something-else"}))
+    elif kind == "newer version":
+        manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), version=99)))
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("weights changed", "context_relevance/model.safetensors does not match the sha256"),
+    ("file missing", "answer_relevance/tokenizer.json is missing"),
+    ("no manifest", "no manifest.json; this is not a folder `localeval train` wrote"),
+    ("manifest truncated", "not valid JSON; the folder is damaged"),
+    ("foreign manifest", "not a localeval classifier manifest"),
+    ("newer version", "manifest version 99"),
+])
+def test_damaged_or_foreign_folder_is_one_line_before_scoring(tmp_path: Path, classifier: Path, kind: str,
+                                                               message: str) -> None:
+    import shutil
+
+    clf = tmp_path / "clf"
+    shutil.copytree(classifier, clf)
+    _damage(kind, clf)
+    result = score(tmp_path, clf, "run", samples(1))
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"error: --classifier {clf}") and message in line
+    assert not (tmp_path / "run" / "summary.json").exists()
+
+
+def test_train_refuses_a_folder_of_other_files_and_too_few_pairs(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "rows.jsonl", [json.dumps(r) for r in labelled_rows()[:4]])
+    few = invoke("train", "--data", str(data), "-o", str(tmp_path / "clf"))
+    assert few.exit_code == 2 and "training needs at least 4 of each" in few.output
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    busy = invoke("train", "--data", str(data), "-o", str(tmp_path / "mine"))
+    assert busy.exit_code == 2 and "holds files and no manifest.json" in busy.output
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+# ---- training pairs --------------------------------------------------------------------------------
+
+def test_labelled_rows_errors_name_file_line_and_field(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "bad.jsonl", ['{"question": "q", "context": "c", "context_relevance": 1}',
+                                                '{"question": "q", "context": "c", "context_relevance": 0.7}'])
+    with pytest.raises(InputError, match=r"bad.jsonl:2: field 'context_relevance': expected 0 or 1, got 0.7"):
+        list(labelled_pairs(path, str(path)))
+    path = write_jsonl(tmp_path / "empty.jsonl", ['{"question": "q", "answer": "", "answer_faithfulness": 1, "context": "c"}'])
+    with pytest.raises(InputError, match=r"empty.jsonl:1: field 'answer': a answer_faithfulness label needs"):
+        list(labelled_pairs(path, str(path)))
+    path = write_jsonl(tmp_path / "none.jsonl", ['{"question": "q"}'])
+    with pytest.raises(InputError, match=r"none.jsonl:1: no label"):
+        read_pairs([path])
+
+
+def test_generated_folder_gives_all_three_judgements(tmp_path: Path) -> None:
+    folder = tmp_path / "gen"
+    folder.mkdir()
+    rows = [{"id": f"gen-{i}", "question": f"Capital of {country}?", "reference": city,
+             "reference_docs": [{"id": country, "text": f"{city} is the capital of {country}."}]}
+            for i, (city, country) in enumerate(CAPITALS[:3])]
+    write_jsonl(folder / "testset.jsonl", [json.dumps(r) for r in rows])
+    write_jsonl(folder / "negatives.jsonl", [
+        json.dumps({"question": "Capital of France?", "context": "Paris is the capital of France.", "answer": "Paris",
+                    "context_relevance": 1, "answer_faithfulness": 1}),
+        json.dumps({"question": "Capital of France?", "context": "Rome is the capital of Italy.",
+                    "context_relevance": 0}),
+        json.dumps({"question": "Capital of France?", "context": "Paris is the capital of France.",
+                    "answer": "Lyon", "answer_faithfulness": 0})])
+    pairs = generated_pairs(folder, seed=0)
+    assert pairs == generated_pairs(folder, seed=0)
+    counts = {(p.judgement, p.label): 0 for p in pairs}
+    for p in pairs:
+        counts[p.judgement, p.label] += 1
+    assert counts == {("context_relevance", 1.0): 1, ("context_relevance", 0.0): 1, ("answer_faithfulness", 1.0): 4,
+                      ("answer_faithfulness", 0.0): 4, ("answer_relevance", 1.0): 3, ("answer_relevance", 0.0): 3}
+    for i, row in enumerate(rows):  # after negatives.jsonl's 4 pairs: faithful, not, relevant, not, per question
+        mine = pairs[4 + 4 * i: 8 + 4 * i]
+        assert [p.second == row["reference"] for p in mine] == [True, False, True, False]
+    with pytest.raises(InputError, match="no testset.jsonl"):
+        generated_pairs(tmp_path, seed=0)
+
+
+def test_distilled_pairs_take_the_judge_probabilities(tmp_path: Path) -> None:
+    row = {"id": "a", "question": "Capital of France?", "answer": "Paris.",
+           "contexts": [{"id": "1", "text": "Paris is the capital."}, {"id": "2", "text": "Bananas."}],
+           "metrics": {"answer_relevance_rating": 0.9},
+           "details": {"passage_relevance": {"passages": [{"id": "1", "rank": 1, "p": 0.8}, {"id": "2", "rank": 2, "p": 0.1}]},
+                       "faithfulness": {"against": "contexts", "statements": [{"text": "Paris.", "p": 0.7}]}}}
+    path = write_jsonl(tmp_path / "samples.jsonl", [json.dumps(row)])
+    pairs = list(distilled_pairs(tmp_path))
+    assert [(p.judgement, p.second, p.label) for p in pairs] == [
+        ("context_relevance", "Paris is the capital.", 0.8), ("context_relevance", "Bananas.", 0.1),
+        ("answer_faithfulness", "Paris.", 0.7), ("answer_relevance", "Paris.", 0.9)]
+    write_jsonl(path, [json.dumps({"id": "a", "question": "q", "metrics": {}, "details": {}})])
+    with pytest.raises(InputError, match="no judge verdicts to learn from"):
+        list(distilled_pairs(tmp_path))
