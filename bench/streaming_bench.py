@@ -5,10 +5,13 @@ script writes such a file (harness.write_synthetic_set: synthetic RAG outputs wi
 graded relevance, the set bench/ray_bench.py scores too; with --format parquet converted a batch at a time,
 graded relevance as a map column), scores it with the retrieval metrics through the same path as
 `localeval score`, and prints rows/s and the peak resident memory, which should stay flat as --rows grows
-(compare --rows 100000 with --rows 1000000). No model runs; it writes no results file.
+(compare --rows 100000 with --rows 1000000). No model runs; it writes no results file. With --classifier
+DIR (a folder `localeval train` wrote) it scores a metric of that classifier instead (answer_relevance_rating
+by default: one verdict per row), its verdicts cached in a judge cache in the same temporary folder.
 
     .venv/bin/python bench/streaming_bench.py --rows 1000000
     .venv/bin/python bench/streaming_bench.py --rows 1000000 --format parquet
+    .venv/bin/python bench/streaming_bench.py --rows 100000 --classifier DIR
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import harness
 
+from localeval import JudgeOptions, MetricOptions
 from localeval.pipeline import score_file
 
 
@@ -28,7 +32,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--metrics", default="retrieval")
     parser.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
+    parser.add_argument("--classifier", type=Path, help="a trained classifier judge folder")
     args = parser.parse_args()
+    if args.classifier and args.metrics == "retrieval":
+        args.metrics = "answer_relevance_rating"
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "big.jsonl"
         start = time.perf_counter()
@@ -38,7 +45,9 @@ def main() -> None:
         written = time.perf_counter() - start
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         start = time.perf_counter()
-        summary = score_file(data, Path(tmp) / "out", args.metrics)
+        judge = JudgeOptions(classifier=str(args.classifier) if args.classifier else None,
+                             cache=str(Path(tmp) / "judge.sqlite"), n_threads=2)
+        summary = score_file(data, Path(tmp) / "out", args.metrics, MetricOptions(judge=judge))
         scored = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         size_mb = data.stat().st_size / 1e6

@@ -52,9 +52,8 @@ def samples(n: int = 4) -> list[dict[str, Any]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("trained")
+def trained_classifier(folder: Path) -> Path:
+    """A classifier trained on the labelled fixture in a few steps (the real base weights)."""
     data = folder / "labels.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in labelled_rows()), encoding="utf-8")
     result = invoke("train", "--data", str(data), "-o", str(folder / "clf"), "--epochs", "1", "--batch-size", "8",
@@ -62,6 +61,11 @@ def classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert result.exit_code == 0, result.output
     assert "context_relevance: 18 pairs trained" in result.output
     return folder / "clf"
+
+
+@pytest.fixture(scope="module")
+def classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return trained_classifier(tmp_path_factory.mktemp("trained"))
 
 
 def score(tmp_path: Path, classifier: Path, name: str, rows: list[dict[str, Any]], cache: str = "c.sqlite",
@@ -110,6 +114,9 @@ def test_score_with_classifier_never_loads_the_gguf_and_calibrates(tmp_path: Pat
     calibrated = invoke("calibrate", str(tmp_path / "run"), "--labels", str(labels))
     assert calibrated.exit_code == 0, calibrated.output
     assert "passage_relevance" in json.loads((tmp_path / "run" / "calibration.json").read_text())["metrics"]
+    report = invoke("report", str(tmp_path / "run"), "-o", str(tmp_path / "report.html"))
+    assert report.exit_code == 0, report.output
+    assert sha in (tmp_path / "report.html").read_text()  # the report names the classifier that judged
 
 
 def test_rerun_gives_identical_numbers(tmp_path: Path, classifier: Path) -> None:

@@ -16,7 +16,7 @@ import localeval
 from fake_backend import FakeBackend, between, fake_kit
 from localeval.data.records import sample_from_record
 from localeval.judge.backend import DistributionCall
-from localeval.metrics import JudgeOptions, Measurement, MetricOptions, Skipped, build_metrics
+from localeval.metrics import JudgeOptions, MetricOptions, build_metrics
 from localeval.metrics.answer_match import exact_match, normalize_answer, token_f1
 from localeval.metrics.registry import groups
 from localeval.scoring import measure_rows

@@ -341,3 +341,22 @@ def test_a_node_without_the_model_is_named(cluster: RayCluster, tmp_path: Path) 
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"error: node {node_id[:8]} at ") and f"{empty}/{TINY}.gguf is missing" in line, line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.ray
+@pytest.mark.model("all-minilm-l6-v2")
+def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(cluster: RayCluster, tmp_path: Path) -> None:
+    from tests.test_classifier import samples, trained_classifier
+
+    classifier = trained_classifier(tmp_path)
+    data = tmp_path / "in.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in samples(8)), encoding="utf-8")
+    args = ["score", str(data), "-m", "passage_relevance,faithfulness", "--classifier", str(classifier), "-q"]
+    single = run([*args, "-o", str(tmp_path / "single")], env=dict(os.environ, LOCALEVAL_CACHE=str(tmp_path / "one.sqlite")))
+    assert single.returncode == 0, single.stderr
+    done = run([*args, "-o", str(tmp_path / "ray"), "--ray", cluster.address, "--ray-actors", "2"],
+               env=driver_env(cluster, tmp_path / "two.sqlite"))
+    assert done.returncode == 0, done.stderr
+    assert comparable(tmp_path / "ray") == comparable(tmp_path / "single")
+    usage = json.loads((tmp_path / "ray" / "summary.json").read_text())["judge"]["usage"]
+    assert all(u["classified"] == u["calls"] > 0 for u in usage.values())

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -117,10 +116,7 @@ class Classifier:
     def __init__(self, folder: ClassifierFolder, threads: int | None = None) -> None:
         self.folder = folder
         self.threads = threads
-
-    @cached_property
-    def _models(self) -> dict[str, Any]:
-        return {}
+        self._models: dict[str, Any] = {}
 
     def model(self, judgement: Judgement) -> Any:
         if judgement.name not in self._models:

@@ -47,13 +47,19 @@ function settingsPart(run) {
     const usage = Object.entries(judge.usage || {});
     const total = {};
     for (const [, u] of usage) for (const [k, v] of Object.entries(u)) total[k] = (total[k] || 0) + v;
-    const row = (name, u) => [name, count(u.calls), count(u.prompt_tokens), count(u.cached_tokens), count(u.generated_tokens),
-                              fmt(u.seconds, 1), count(u.cache_hits)];
+    const row = (name, u) => [name, count(u.calls), count(u.classified || 0), count(u.prompt_tokens), count(u.cached_tokens),
+                              count(u.generated_tokens), fmt(u.seconds, 1), count(u.cache_hits)];
+    const trained = judge.classifier;
     parts.push(h("h4", null, "Judge"),
-      keyValues([["model", judge.judge_model], ["sha256", h("span", {class: "mono"}, judge.judge_sha256)], ["engine", judge.engine]]),
+      trained && !judge.judge_model ? h("p", {class: "small muted"}, "The GGUF judge was not needed: every verdict came from the classifier.")
+        : keyValues([["model", judge.judge_model], ["sha256", h("span", {class: "mono"}, judge.judge_sha256)], ["engine", judge.engine]]),
+      trained ? h("h4", null, "Classifier judge (localeval train)") : null,
+      trained ? keyValues([["folder", trained.path], ["sha256", h("span", {class: "mono"}, trained.sha256)], ["language", trained.lang],
+                           ...Object.entries(trained.judgements).map(([name, j]) => [name, `answers ${j.prompt}; held out: accuracy ${fmt(j.held_out.accuracy)}, AUROC ${fmt(j.held_out.auroc)} (n ${count(j.held_out.n)})`])])
+              : null,
       h("h4", null, "Judge work"),
-      simpleTable(["metric", "calls", "prompt tokens", "reused tokens", "generated tokens", "seconds", "cache hits"],
-                  usage.map(([m, u]) => row(m, u)).concat(usage.length > 1 ? [row("total", total)] : []), [1, 2, 3, 4, 5, 6]));
+      simpleTable(["metric", "calls", "by the classifier", "prompt tokens", "reused tokens", "generated tokens", "seconds", "cache hits"],
+                  usage.map(([m, u]) => row(m, u)).concat(usage.length > 1 ? [row("total", total)] : []), [1, 2, 3, 4, 5, 6, 7]));
   }
   const settings = Object.entries(run.settings || {}).map(([metric, s]) =>
     [h("span", {class: "mono"}, metric), h("span", {class: "small"}, Object.entries(s || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", "))]);
