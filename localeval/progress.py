@@ -15,8 +15,8 @@ LOG_EVERY = 30.0
 
 
 class Progress:
-    def __init__(self, total: int, stream: TextIO | None = None, label: str = "scoring") -> None:
-        self.total, self.done, self.label = total, 0, label
+    def __init__(self, total: int, stream: TextIO | None = None, label: str = "scoring", unit: str = "samples") -> None:
+        self.total, self.done, self.label, self.unit = total, 0, label, unit
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty()
         self.started = self._last_log = time.monotonic()
@@ -43,7 +43,7 @@ class Progress:
         rate = self.done / elapsed
         left = (self.total - self.done) / rate if rate > 0 else 0.0
         share = self.done / self.total if self.total else 1.0
-        return (f"{self.label}: {self.done}/{self.total} samples ({share:.0%}), {rate:.2f} samples/s, "
+        return (f"{self.label}: {self.done}/{self.total} {self.unit} ({share:.0%}), {rate:.2f} {self.unit}/s, "
                 f"elapsed {_clock(elapsed)}, left {_clock(left)}")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import LocalevalError
+from ..models import sha256_of
 from .judgements import BY_PROMPT, JUDGEMENTS, Judgement
 
 MANIFEST = "manifest.json"
@@ -96,18 +97,10 @@ def check_classifier(path: Path | str) -> ClassifierFolder:
         if not file.is_file():
             raise ClassifierError(f"--classifier {folder}: {name} is missing; the folder is incomplete: copy "
                                   "it whole or train it again")
-        if _sha256(file) != digest:
+        if sha256_of(file) != digest:
             raise ClassifierError(f"--classifier {folder}: {name} does not match the sha256 in {MANIFEST}; "
                                   "the folder was changed or damaged: copy it again or train it again")
     return ClassifierFolder(folder, manifest, hashlib.sha256(raw).hexdigest())
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class Classifier:

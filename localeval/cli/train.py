@@ -23,12 +23,13 @@ from .options import OutPath
 @click.option("--judgements", metavar="NAMES",
               help="Comma-separated: context_relevance, answer_faithfulness, answer_relevance. Default: every one "
                    "the pairs label.")
-@click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
-@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=3e-5, show_default=True)
+@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=1e-4, show_default=True,
+              help="The encoder's; the new classification head learns 10 times faster.")
 @click.option("--held-out", type=click.FloatRange(0.01, 0.5), default=0.1, show_default=True,
               help="Share of each judgement's pairs kept out of training and measured on at the end.")
-@click.option("--max-length", type=click.IntRange(min=32, max=512), default=256, show_default=True,
+@click.option("--max-length", type=click.IntRange(min=32, max=512), default=128, show_default=True,
               help="Tokens of a pair the cross-encoder reads; longer passages are windowed when scoring.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), help="CPU threads for training (default: torch's).")

@@ -1,0 +1,149 @@
+"""A trained classifier judge against the GGUF judge, ARES's protocol: the classifier learns from
+`localeval generate` on a corpus alone and is measured on human labels it never sees.
+
+- Cranfield passage relevance: generate on the Cranfield abstracts (the qrels are not read), train the
+  context_relevance judgement, then score `passage_relevance` on the dev pairs of bench/devsets.py
+  (`cranfield-passages`: a query with an abstract judged relevant with grade >= 3, or the unjudged abstract
+  sharing most words with it) with the classifier and with the GGUF judge: AUROC against the qrels.
+- HaluEval faithfulness: generate --contradictions on the HaluEval knowledge passages, train the
+  answer_faithfulness judgement, then score `faithfulness` on the HaluEval dev pairs (the right answer vs the
+  hallucinated one, same passage) with each: pair agreement and AUROC.
+- Speed: samples per second of each metric with each judge on an empty cache (the GGUF judge on the first
+  --timing rows), and the seconds training took, with its pairs and held-out figures; each classifier is
+  trained for the judgement it is measured on, and one more for all three on --time-pairs pairs drawn from
+  both generated sets (the training-time figure).
+
+Generated sets and classifiers are kept under --work, so a rerun only measures again (delete it to
+regenerate). Prints a table and writes bench/results/trained-judge-DATE.json.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import harness
+import numpy as np
+from accuracy import label_agreement, pair_agreement
+from devsets import SETS
+
+from localeval import JudgeOptions, MetricOptions, evaluate
+from localeval.classifier.pairs import Pair, read_pairs
+from localeval.classifier.training import TrainOptions, train
+from localeval.testset.generation import GenerateOptions, generate
+
+WORK = harness.CACHE / "trained-judge"
+
+
+def halueval_corpus(path: Path) -> Path:
+    """The HaluEval dev knowledge passages as a corpus, one document per question pair."""
+    rows = harness.read_jsonl(harness.dev_data("halueval_qa_dev.jsonl"))
+    docs = {row["pair_id"]: " ".join(row["contexts"]) for row in rows}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    import json
+
+    path.write_text("".join(json.dumps({"id": str(k), "text": v}) + "\n" for k, v in sorted(docs.items())),
+                    encoding="utf-8")
+    return path
+
+
+def generated(corpus: Path, out: Path, n: int, contradictions: bool, judge: JudgeOptions) -> dict[str, Any]:
+    if (out / "generation.json").is_file():
+        import json
+
+        return json.loads((out / "generation.json").read_text(encoding="utf-8"))
+    with harness.model_lock():
+        return generate(corpus, out, GenerateOptions(n=n, contradictions=contradictions, judge=judge), progress=True)
+
+
+def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...] | None) -> dict[str, Any]:
+    started = time.perf_counter()
+    with harness.model_lock():
+        manifest = train(pairs, out, TrainOptions(judgements=judgements, epochs=args.epochs, threads=args.threads),
+                         progress=True)
+    return {"pairs": sum(p.judgement in manifest["judgements"] for p in pairs),
+            "seconds": round(time.perf_counter() - started, 1),
+            "judgements": {k: {key: v[key] for key in ("pairs", "held_out", "seconds")}
+                           for k, v in manifest["judgements"].items()}}
+
+
+def scored(samples: list[dict[str, Any]], metric: str, judge: JudgeOptions) -> tuple[dict[str, float], float]:
+    with harness.model_lock():
+        started = time.perf_counter()
+        result = evaluate(samples, [metric], MetricOptions(judge=judge))
+        seconds = time.perf_counter() - started
+    return {row["id"]: row["metrics"][metric] for row in result.rows if metric in row["metrics"]}, seconds
+
+
+def rate(samples: list[dict[str, Any]], metric: str, judge: JudgeOptions) -> tuple[float, float]:
+    """Samples per second once the judge is loaded (the extra seconds of all rows over one row, on empty
+    caches), and end to end with the load."""
+    with tempfile.TemporaryDirectory() as tmp:
+        _, one = scored(samples[:1], metric, replace(judge, cache=str(Path(tmp) / "one.sqlite")))
+        _, every = scored(samples, metric, replace(judge, cache=str(Path(tmp) / "all.sqlite")))
+    return (len(samples) - 1) / (every - one), len(samples) / every
+
+
+def compare(name: str, metric: str, classifier: Path, args: Any, judge: JudgeOptions) -> list[dict[str, Any]]:
+    dev = SETS[name](args.limit, args.seed)
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for who, options, timed in (
+                ("classifier", replace(judge, classifier=str(classifier), cache=str(Path(tmp) / "c.sqlite")),
+                 dev.samples),
+                ("gguf", judge, dev.samples[: args.timing])):
+            scores, _ = scored(dev.samples, metric, options)
+            loaded, with_load = rate(timed, metric, options)
+            labels = dev.labels or {i: label for pair in dev.pairs for i, label in zip(pair, (1, 0))}
+            figures = {**label_agreement(scores, labels), **(pair_agreement(scores, dev.pairs) if dev.pairs else {})}
+            out.append({"set": dev.name, "metric": metric, "judge": who, **figures, "timed_samples": len(timed),
+                        "samples_per_second": round(loaded, 3), "samples_per_second_with_load": round(with_load, 3)})
+    return out
+
+
+def main() -> None:
+    parser = harness.parser(__doc__, "judge", "threads", "limit", "seed", "tag", limit=60)
+    parser.add_argument("--work", type=Path, default=WORK, help="generated sets and classifiers (kept)")
+    parser.add_argument("--cranfield-n", type=int, default=320, help="Cranfield chunks to generate from")
+    parser.add_argument("--halueval-n", type=int, default=200, help="HaluEval passages to generate from")
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--time-pairs", type=int, default=2000, help="pairs of the training-time run (0: none)")
+    parser.add_argument("--timing", type=int, default=16, help="rows the GGUF judge is timed on (empty cache)")
+    args = parser.parse_args()
+    judge = JudgeOptions(judge=args.judge, n_threads=args.threads, cache=str(harness.CACHE / "accuracy.sqlite"))
+    gen_judge = replace(judge, cache=str(harness.CACHE / "trained-judge.sqlite"))
+    work: Path = args.work
+    reports = {
+        "cranfield": generated(harness.dev_data("cranfield", "corpus.jsonl"), work / "cranfield-gen", args.cranfield_n,
+                               False, gen_judge),
+        "halueval": generated(halueval_corpus(work / "halueval-corpus.jsonl"), work / "halueval-gen", args.halueval_n,
+                              True, gen_judge),
+    }
+    pairs = {name: read_pairs([work / f"{name}-gen"], seed=0) for name in reports}
+    training = {"cranfield": trained(pairs["cranfield"], work / "cranfield-classifier", args, ("context_relevance",)),
+                "halueval": trained(pairs["halueval"], work / "halueval-classifier", args, ("answer_faithfulness",))}
+    if args.time_pairs:  # every judgement from both sets, cut to --time-pairs pairs: the training time figure
+        both = pairs["cranfield"] + pairs["halueval"]
+        chosen = [both[int(i)] for i in np.random.default_rng(0).permutation(len(both))[: args.time_pairs]]
+        training["both, all judgements"] = trained(chosen, work / "timing-classifier", args, None)
+    rows = (compare("cranfield-passages", "passage_relevance", work / "cranfield-classifier", args, judge)
+            + compare("halueval", "faithfulness", work / "halueval-classifier", args, judge))
+    print(f"{'set':<20} {'metric':<18} {'judge':<10} {'n':>4} {'AUROC':>6} {'pairs':>6} {'samples/s':>10}")
+    for row in rows:
+        pairs = f"{row['pair_accuracy']:.3f}" if row.get("pair_accuracy") is not None else "-"
+        print(f"{row['set']:<20} {row['metric']:<18} {row['judge']:<10} {row['n']:>4} {row['auroc']:>6.3f} "
+              f"{pairs:>6} {row['samples_per_second']:>10.2f}")
+    for name, figures in training.items():
+        print(f"training on {name}: {figures['pairs']} pairs, {figures['seconds']} s; "
+              + "; ".join(f"{k}: held-out accuracy {v['held_out']['accuracy']}, AUROC {v['held_out']['auroc']}"
+                          for k, v in figures["judgements"].items()))
+    harness.write_json(harness.results_path("trained-judge", args.tag),
+                       {"args": {k: str(v) for k, v in vars(args).items()}, "generation": reports,
+                        "training": training, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
