@@ -137,7 +137,7 @@ def test_long_passage_is_windowed_by_the_classifier_tokens(tmp_path: Path, class
     result = score(tmp_path, classifier, "long", [row], metrics="faithfulness")
     assert result.exit_code == 0, result.output
     details = json.loads((tmp_path / "long" / "samples.jsonl").read_text())["details"]["faithfulness"]
-    assert details["windows"] > 1  # the 256-token cross-encoder got pieces, not a silently cut passage
+    assert details["windows"] > 1  # the 64-token cross-encoder got pieces, not a silently cut passage
 
 
 def test_chinese_sample_is_refused_in_one_line(tmp_path: Path, classifier: Path) -> None:
