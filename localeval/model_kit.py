@@ -27,6 +27,7 @@ class ModelKit:
         self._judge: Any = None
         self._embedders: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str], Any] = {}
+        self._classifier: Any = None
 
     @classmethod
     def of(cls, options: JudgeOptions | None = None, cache: Any = None) -> ModelKit:
@@ -44,10 +45,10 @@ class ModelKit:
 
             if self.options.classifier:
                 from .judge.cache import JudgeCache
-                from .judge.classified import open_classified
+                from .judge.classified import ClassifiedJudge
 
                 cache = self.cache if self.cache is not None else JudgeCache(self.config.cache_path)
-                self._judge = open_classified(self.options.classifier, cache, lambda c: open_judge(self.config, c),
+                self._judge = ClassifiedJudge(self._classifier_folder(), cache, lambda c: open_judge(self.config, c),
                                               self.options.n_threads)
             else:
                 self._judge = open_judge(self.config, self.cache)
@@ -89,9 +90,7 @@ class ModelKit:
         from .judge.cache import check_cache_path
 
         if judge and self.options.classifier:
-            from .classifier.folder import check_classifier
-
-            check_classifier(self.options.classifier)
+            self._classifier_folder()
         if judge:
             check_backend(self.config)
             check_cache_path(self.config.cache_path)
@@ -99,6 +98,14 @@ class ModelKit:
                 check_prompts_dir(Path(self.options.prompts_dir))
         if embedder or self.config.embedder is not None:
             models.resolve(self.config.embedder, "embedder")
+
+    def _classifier_folder(self) -> Any:
+        """--classifier's folder, checked once per run (every file's sha256: worth doing once, not twice)."""
+        if self._classifier is None:
+            from .classifier.folder import check_classifier
+
+            self._classifier = check_classifier(str(self.options.classifier))
+        return self._classifier
 
     def vocabulary(self) -> set[str] | None:
         """The local judge's tokens, read from its GGUF header (no model load); None for a server judge."""

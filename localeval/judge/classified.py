@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..classifier.folder import Classifier, ClassifierError, ClassifierFolder
@@ -175,10 +174,3 @@ def _value(ask: Ask, p: float) -> Any:
         return p
     options = list(ask.groups or {})
     return {o: (p if o == options[-1] else (1.0 - p) if o == options[0] else 0.0) for o in options}
-
-
-def open_classified(path: str | Path, cache: JudgeCache, open_llm: Callable[[JudgeCache], Judge],
-                    threads: int | None = None) -> ClassifiedJudge:
-    from ..classifier.folder import check_classifier
-
-    return ClassifiedJudge(check_classifier(path), cache, open_llm, threads)
