@@ -326,24 +326,6 @@ def test_a_sample_that_kills_its_actor_is_retried_then_skipped_with_the_reason(c
 
 
 @pytest.mark.ray
-@pytest.mark.model(TINY, "all-minilm-l6-v2")
-def test_a_node_without_the_model_is_named(cluster: RayCluster, tmp_path: Path) -> None:
-    empty = tmp_path / "no-models"
-    empty.mkdir()
-    node = cluster.add_node(cpus=1, LOCALEVAL_MODELS=str(empty), PYTHONPATH=cluster.plugin_path)  # type: ignore[attr-defined]
-    try:
-        node_id = cluster.node_id(node)
-        done = run([*score_args(tmp_path / "out"), "--ray", cluster.address],
-                   env=driver_env(cluster, tmp_path / "cache.sqlite"))
-    finally:
-        cluster.stop_node(node)
-    assert done.returncode == 2
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(f"error: node {node_id[:8]} at ") and f"{empty}/{TINY}.gguf is missing" in line, line
-    assert not (tmp_path / "out").exists()
-
-
-@pytest.mark.ray
 @pytest.mark.model("all-minilm-l6-v2")
 def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(cluster: RayCluster, tmp_path: Path) -> None:
     from tests.test_classifier import samples, trained_classifier
@@ -360,3 +342,23 @@ def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(clust
     assert comparable(tmp_path / "ray") == comparable(tmp_path / "single")
     usage = json.loads((tmp_path / "ray" / "summary.json").read_text())["judge"]["usage"]
     assert all(u["classified"] == u["calls"] > 0 for u in usage.values())
+
+# Last in the module: the node it adds and stops stays in the cluster's node list, and a run after it would
+# be sent to that node.
+@pytest.mark.ray
+@pytest.mark.model(TINY, "all-minilm-l6-v2")
+def test_a_node_without_the_model_is_named(cluster: RayCluster, tmp_path: Path) -> None:
+    empty = tmp_path / "no-models"
+    empty.mkdir()
+    node = cluster.add_node(cpus=1, LOCALEVAL_MODELS=str(empty), PYTHONPATH=cluster.plugin_path)  # type: ignore[attr-defined]
+    try:
+        node_id = cluster.node_id(node)
+        done = run([*score_args(tmp_path / "out"), "--ray", cluster.address],
+                   env=driver_env(cluster, tmp_path / "cache.sqlite"))
+    finally:
+        cluster.stop_node(node)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: node {node_id[:8]} at ") and f"{empty}/{TINY}.gguf is missing" in line, line
+    assert not (tmp_path / "out").exists()
+
