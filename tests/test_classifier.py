@@ -242,6 +242,9 @@ def test_generated_folder_gives_all_three_judgements(tmp_path: Path) -> None:
         assert [p.second == row["reference"] for p in mine] == [True, False, True, False]
     with pytest.raises(InputError, match="no testset.jsonl"):
         generated_pairs(tmp_path, seed=0)
+    write_jsonl(folder / "testset.jsonl", [json.dumps(rows[0]), json.dumps({"question": "q", "reference": "r"})])
+    with pytest.raises(InputError, match=r"testset.jsonl:2: not a row `localeval generate` writes"):
+        generated_pairs(folder, seed=0)
 
 
 def test_distilled_pairs_take_the_judge_probabilities(tmp_path: Path) -> None:

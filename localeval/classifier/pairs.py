@@ -62,19 +62,30 @@ def generated_pairs(folder: Path, seed: int) -> list[Pair]:
                              "or a JSONL file of labelled rows")
     source = str(folder / GENERATED[1])
     pairs = list(labelled_pairs(folder / GENERATED[1], source))
-    rows = [row for _, row in iter_jsonl(folder / GENERATED[0])]
+    where = str(folder / GENERATED[0])
+    rows = [_generated_row(row, where, line) for line, row in iter_jsonl(folder / GENERATED[0])]
     if len(rows) < 2:
         return pairs
     rng = np.random.default_rng(seed)
-    where = str(folder / GENERATED[0])
-    for i, row in enumerate(rows):
-        other = rows[(i + 1 + int(rng.integers(len(rows) - 1))) % len(rows)]  # any row but this one
-        passage = row["reference_docs"][0]["text"]
+    for i, (row, passage) in enumerate(rows):
+        other, _ = rows[(i + 1 + int(rng.integers(len(rows) - 1))) % len(rows)]  # any row but this one
         pairs += [Pair("answer_faithfulness", passage, row["reference"], 1.0, where),
                   Pair("answer_faithfulness", passage, other["reference"], 0.0, where),
                   Pair("answer_relevance", row["question"], row["reference"], 1.0, where),
                   Pair("answer_relevance", row["question"], other["reference"], 0.0, where)]
     return pairs
+
+
+def _generated_row(row: Any, source: str, line: int) -> tuple[dict[str, Any], str]:
+    """A testset.jsonl row as generate writes it, and its source passage; InputError for another shape."""
+    try:
+        passage = row["reference_docs"][0]["text"]
+        if all(isinstance(v, str) and v.strip() for v in (row["question"], row["reference"], passage)):
+            return row, passage
+    except (KeyError, IndexError, TypeError):
+        pass
+    raise InputError(source, line, None, "not a row `localeval generate` writes (question, reference and "
+                     "reference_docs[0].text, all non-empty)")
 
 
 def labelled_pairs(path: Path, source: str) -> Iterator[Pair]:
