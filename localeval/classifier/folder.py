@@ -22,7 +22,8 @@ from .judgements import BY_PROMPT, JUDGEMENTS, Judgement
 MANIFEST = "manifest.json"
 FORMAT = "localeval-classifier"
 FORMAT_VERSION = 1
-#: Pairs scored per forward pass; a long pair is not cut (see `windows`), so memory stays bounded by this.
+#: Pairs scored per forward pass; judge/classified.py windows a long text to fit the model, so memory stays
+#: bounded by this.
 BATCH = 32
 
 

@@ -80,8 +80,9 @@ class ClassifiedJudge:
         return TokenBudget(self.classifier.max_tokens(judgement) - PAIR_OVERHEAD - used, count)
 
     def windows(self, text: str, budget: int) -> list[str]:
-        count = budget.count_tokens if isinstance(budget, TokenBudget) else self.llm.count_tokens
-        return [text] if count(text) <= budget else split_to_fit(text, budget, count)
+        if not isinstance(budget, TokenBudget):
+            return self.llm.windows(text, budget)
+        return [text] if budget.count_tokens(text) <= budget else split_to_fit(text, budget, budget.count_tokens)
 
     def __getattr__(self, name: str) -> Any:
         """Everything else a metric may use of a judge (render, count_tokens, json, ...) is the GGUF judge's."""
@@ -95,14 +96,12 @@ class ClassifiedJudge:
         """Answers in order: the classifier's for the questions it was trained for (cached, batched per
         judgement), the GGUF judge's for the rest."""
         answers: list[Answer | None] = [None] * len(asks)
-        mine: dict[str, list[int]] = {}
+        mine: dict[Judgement, list[int]] = {}
         for i, ask in enumerate(asks):
             judgement = self._judgement(ask.prompt, ask.kind)
             if judgement is not None:
-                mine.setdefault(judgement.name, []).append(i)
-        for indices in mine.values():
-            judgement = self._judgement(asks[indices[0]].prompt)
-            assert judgement is not None
+                mine.setdefault(judgement, []).append(i)
+        for judgement, indices in mine.items():
             for i, answer in zip(indices, self._classify(judgement, [asks[i] for i in indices])):
                 answers[i] = answer
         rest = [i for i, answer in enumerate(answers) if answer is None]
@@ -124,33 +123,30 @@ class ClassifiedJudge:
         return judgement
 
     def _classify(self, judgement: Judgement, asks: Sequence[Ask]) -> list[Answer]:
+        """Each distinct pair looked up in the cache, the rest scored in one batch and cached; as in the
+        facade, a pair's first fresh answer counts as a call and any repeat as a cache hit."""
         pairs = [_pair(judgement, ask.prompt) for ask in asks]
         keys = [make_key(model_sha256=self.folder.sha256, judgement=judgement.name, pair=list(pair)) for pair in pairs]
+        distinct = dict(zip(keys, pairs))
         values: dict[str, float] = {}
-        hits: set[str] = set()
-        for key in dict.fromkeys(keys):
+        for key in distinct:
             found = self.cache.get(key)
             if found is not None:
                 values[key] = float(found[0])
-                hits.add(key)
-        todo = [k for k in dict.fromkeys(keys) if k not in values]
-        started = time.perf_counter()
+        todo = [key for key in distinct if key not in values]
+        seconds = 0.0
         if todo:
-            first = {key: pair for key, pair in zip(keys, pairs)}
-            for key, p in zip(todo, self.classifier.probabilities(judgement, [first[k] for k in todo])):
-                values[key] = p
+            started = time.perf_counter()
+            values.update(zip(todo, self.classifier.probabilities(judgement, [distinct[k] for k in todo])))
             seconds = (time.perf_counter() - started) / len(todo)
             self.cache.put_entries([(key, "classifier", self.folder.sha256, f"classifier:{judgement.name}",
                                      json.dumps(values[key]), json.dumps({"seconds": seconds}), time.time())
                                     for key in todo])
-        else:
-            seconds = 0.0
+        fresh = set(todo)
         answers = []
-        done: set[str] = set()
         for ask, key in zip(asks, keys):
-            fresh = key not in hits and key not in done
-            done.add(key)
-            stats = CallStats(calls=1, seconds=seconds, classified=1) if fresh else CallStats(cache_hits=1)
+            stats = CallStats(calls=1, seconds=seconds, classified=1) if key in fresh else CallStats(cache_hits=1)
+            fresh.discard(key)
             self._own = self._own + stats
             answers.append(Answer(_value(ask, values[key]), stats, mass=1.0))
         return answers
