@@ -22,16 +22,20 @@ class Judgement:
     #: The prompt variables that make the pair (first, second), as the cross-encoder reads them.
     first: str
     second: str
+    #: The fields of a labelled training row that make the same pair (negatives.jsonl's names).
+    row_fields: tuple[str, str]
     #: The metrics whose verdicts come from the prompt (for the docs and `localeval train`'s report).
     metrics: tuple[str, ...]
 
 
 JUDGEMENTS: dict[str, Judgement] = {j.name: j for j in (
-    Judgement("context_relevance", "passage_relevant", "yes_no", "question", "passage", ("passage_relevance",)),
-    Judgement("answer_faithfulness", "verify_statement", "yes_no", "context", "statement",
+    Judgement("context_relevance", "passage_relevant", "yes_no", "question", "passage", ("question", "context"),
+              ("passage_relevance",)),
+    Judgement("answer_faithfulness", "verify_statement", "yes_no", "context", "statement", ("context", "answer"),
               ("faithfulness", "context_recall", "claim_recall", "context_utilization", "noise_sensitivity",
                "hallucination", "self_knowledge")),
-    Judgement("answer_relevance", "relevance_rating", "choice", "question", "answer", ("answer_relevance_rating",)),
+    Judgement("answer_relevance", "relevance_rating", "choice", "question", "answer", ("question", "answer"),
+              ("answer_relevance_rating",)),
 )}
 
 BY_PROMPT: dict[str, Judgement] = {j.prompt: j for j in JUDGEMENTS.values()}

@@ -109,8 +109,7 @@ def _texts(row: dict[str, Any], judgement: str, source: str, line: int) -> tuple
     context = row.get("context")
     if context is None and isinstance(row.get("contexts"), list):
         context = "\n\n".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in row["contexts"])
-    needs = {"context_relevance": ("question", "context"), "answer_faithfulness": ("context", "answer"),
-             "answer_relevance": ("question", "answer")}[judgement]
+    needs = JUDGEMENTS[judgement].row_fields
     values = {"question": row.get("question"), "context": context, "answer": row.get("answer")}
     for field in needs:
         if not isinstance(values[field], str) or not values[field].strip():
