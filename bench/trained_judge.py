@@ -19,6 +19,7 @@ regenerate). Prints a table and writes bench/results/trained-judge-DATE.json.
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from dataclasses import replace
@@ -27,10 +28,10 @@ from typing import Any
 
 import harness
 import numpy as np
-from accuracy import label_agreement, pair_agreement
+from accuracy import label_agreement, pair_agreement, score
 from devsets import SETS
 
-from localeval import JudgeOptions, MetricOptions, evaluate
+from localeval import JudgeOptions
 from localeval.classifier.pairs import Pair, read_pairs
 from localeval.classifier.training import TrainOptions, train
 from localeval.testset.generation import GenerateOptions, generate
@@ -43,8 +44,6 @@ def halueval_corpus(path: Path) -> Path:
     rows = harness.read_jsonl(harness.dev_data("halueval_qa_dev.jsonl"))
     docs = {row["pair_id"]: " ".join(row["contexts"]) for row in rows}
     path.parent.mkdir(parents=True, exist_ok=True)
-    import json
-
     path.write_text("".join(json.dumps({"id": str(k), "text": v}) + "\n" for k, v in sorted(docs.items())),
                     encoding="utf-8")
     return path
@@ -52,8 +51,6 @@ def halueval_corpus(path: Path) -> Path:
 
 def generated(corpus: Path, out: Path, n: int, contradictions: bool, judge: JudgeOptions) -> dict[str, Any]:
     if (out / "generation.json").is_file():
-        import json
-
         return json.loads((out / "generation.json").read_text(encoding="utf-8"))
     with harness.model_lock():
         return generate(corpus, out, GenerateOptions(n=n, contradictions=contradictions, judge=judge), progress=True)
@@ -71,10 +68,8 @@ def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...]
 
 
 def scored(samples: list[dict[str, Any]], metric: str, judge: JudgeOptions) -> tuple[dict[str, float], float]:
-    with harness.model_lock():
-        started = time.perf_counter()
-        result = evaluate(samples, [metric], MetricOptions(judge=judge))
-        seconds = time.perf_counter() - started
+    """Each sample's value of `metric`, and the seconds the run took (accuracy.py's timed run)."""
+    result, seconds = score(samples, metric, {}, judge)
     return {row["id"]: row["metrics"][metric] for row in result.rows if metric in row["metrics"]}, seconds
 
 
