@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,6 +31,17 @@ TESTSET_FILE = "testset.jsonl"
 NEGATIVES_FILE = "negatives.jsonl"
 REPORT_FILE = "generation.json"
 INDEX_DIR = "index"
+
+
+class Kept(NamedTuple):
+    """A question kept in this window, and its labelled negatives (a contradiction may still join them)."""
+
+    sample_id: str
+    question: str
+    answer: str
+    lang: str
+    chunk: Chunk
+    rows: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,7 @@ def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bo
     window = max(1, kit.config.parallel)  # one judge call per window: a batched backend fills its lanes
     for start in range(0, len(sampled), window):
         batch = sampled[start:start + window]
-        asked: list[tuple[str, str, str, str, Chunk, list[dict[str, Any]]]] = []
+        asked: list[Kept] = []
         for chunk, qa in zip(batch, _questions_for(kit, batch)):
             if qa is None:
                 counts["declined"] += 1
@@ -79,11 +90,11 @@ def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bo
                 "reference_docs": [{"id": chunk.doc_id, "text": chunk.text}], "source_chunk": chunk.id,
                 "source_rank": rank, "lang": lang,
             })
-            asked.append((sample_id, question, answer, lang, chunk,
-                          _negatives(sample_id, question, chunk, hits, chunks, rng)))
+            asked.append(Kept(sample_id, question, answer, lang, chunk,
+                              _negatives(sample_id, question, chunk, hits, chunks, rng)))
         if options.contradictions:
             _add_contradictions(kit, asked)
-        negatives.extend(row for *_, rows in asked for row in rows)
+        negatives.extend(row for kept_one in asked for row in kept_one.rows)
         if meter:
             meter.advance(len(batch))
     if meter:
@@ -148,7 +159,7 @@ def _negatives(sample_id: str, question: str, source: Chunk, hits: list[tuple[Ch
     return rows
 
 
-def _add_contradictions(kit: ModelKit, asked: list[tuple[str, str, str, str, Chunk, list[dict[str, Any]]]]) -> None:
+def _add_contradictions(kit: ModelKit, asked: list[Kept]) -> None:
     """A wrong answer the judge writes per question (one call for the window): the source passage with the
     right answer is faithful, with the wrong one it is not."""
     from ..judge.facade import Ask
