@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator
 
 from .errors import OutputError
 from .files import dumps, make_dirs
+from .interrupts import signals_held
 
 JOURNAL_PREFIX = ".localeval-commit."
 _JOURNAL = re.compile(r"^\.localeval-commit\.(\d+)\.json$")
@@ -144,7 +145,7 @@ class _Guarded:
 def _commit_set(folder: Path, pairs: list[tuple[Path, Path]]) -> None:
     """Several renames as one step: keep the old files as hard-linked backups, write a journal, rename;
     on failure put the backups back. A kill between the renames is finished by `recover_journals`."""
-    with _folder_lock(folder):
+    with _folder_lock(folder), signals_held():
         _renames(folder, pairs)
 
 
@@ -176,10 +177,18 @@ def _renames(folder: Path, pairs: list[tuple[Path, Path]]) -> None:
     _remove([journal, *backups.values()])
 
 
+#: Folders this process holds for a whole run (`one_run_at_a_time`), as (device, inode).
+_HELD: set[tuple[int, int]] = set()
+
+
 @contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """Two runs committing into one folder take turns, so neither can interleave its renames with the
-    other's (flock on the folder itself: no lock file is left behind)."""
+def one_run_at_a_time(folder: Path) -> Iterator[None]:
+    """Hold `folder` for a whole run, so that a second run into it stops at once with one line instead
+    of both computing for hours and the last one silently replacing the other's results. The folder is
+    created if missing (and removed again if the run leaves it empty). flock on the folder itself: the
+    kernel drops it when the process dies, however it dies, and no lock file is left behind."""
+    created = not folder.exists()
+    make_dirs(folder)
     try:
         import fcntl
         fd = os.open(folder, os.O_RDONLY)
@@ -187,7 +196,45 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputError(f"output folder {folder} is in use by another localeval run; wait until it ends, or "
+                              "write into another folder") from None
+        held = _identity(fd)
+        _HELD.add(held)
+        try:
+            yield
+        finally:
+            _HELD.discard(held)
+            if created:
+                try:
+                    folder.rmdir()  # fails, as it should, when the run wrote anything
+                except OSError:
+                    pass
+    finally:
+        os.close(fd)
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    status = os.fstat(fd)
+    return status.st_dev, status.st_ino
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Two runs committing into one folder take turns, so neither can interleave its renames with the
+    other's (flock on the folder itself: no lock file is left behind). A folder this process holds for
+    its run already excludes every other run."""
+    try:
+        import fcntl
+        fd = os.open(folder, os.O_RDONLY)
+    except (ImportError, OSError):  # no flock here (Windows), or a folder we cannot open: go without
+        yield
+        return
+    try:
+        if _identity(fd) not in _HELD:
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)

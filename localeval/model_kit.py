@@ -82,18 +82,20 @@ class ModelKit:
 
     def check(self, embedder: bool = False, judge: bool = True) -> None:
         """Check, without loading anything, what this run's model work will need: with `judge`, what its
-        backend needs (the judge file, or the server options' form), the cache path and the user's prompt
-        files; when an embedder is named (or `embedder`), the embedder folder. A bad option then fails
+        backend needs (the judge file, or the server options' form), the cache path (a damaged cache moved
+        aside, when asked) and the user's prompt files; when an embedder is named (or `embedder`), the embedder folder. A bad option then fails
         before any model loads."""
         from . import models
         from .judge.backends import check_backend
-        from .judge.cache import check_cache_path
+        from .judge.cache import check_cache_path, set_aside_if_damaged
 
         if judge and self.options.classifier:
             self._classifier_folder()
         if judge:
             check_backend(self.config)
             check_cache_path(self.config.cache_path)
+            if self.options.move_damaged_cache:
+                set_aside_if_damaged(self.config.cache_path)
             if self.options.prompts_dir is not None:
                 check_prompts_dir(Path(self.options.prompts_dir))
         if embedder or self.config.embedder is not None:

@@ -18,8 +18,10 @@ from .data.labels import Labels, read_labels
 from .data.loading import input_notice, read_samples, validate_file
 from .data.records import Sample, sample_from_record
 from .distributed import RayOptions
+from .atomic import one_run_at_a_time
 from .errors import InputError
 from .files import check_output_dir
+from .interrupts import Interrupted
 from .metrics import Metric, MetricOptions, build_metrics
 from .metrics.criteria import CriterionMetric, check_levels, criteria_of, language_check
 from .model_kit import ModelKit
@@ -95,7 +97,18 @@ def score_file(
     if ray is not None:  # refused before the input is read or Ray starts
         ray.check((options or MetricOptions()).judge.gpu_layers)
     tables = check_tables(tables)
-    built, ids = _checked_options(metrics, options, out_dir, models_here=ray is None), set() if labels else None
+    built = _checked_options(metrics, options, out_dir, models_here=ray is None)
+    with one_run_at_a_time(out_dir):
+        return _validated_then_scored(path, out_dir, built, options, fmt, columns, labels, progress, ray, tables,
+                                      notice)
+
+
+def _validated_then_scored(path: Path, out_dir: Path, built: list[Metric], options: MetricOptions | None,
+                           fmt: str | None, columns: Mapping[str, str] | None, labels: Labelled | None,
+                           progress: bool, ray: RayOptions | None, tables: Sequence[str],
+                           notice: Callable[[str], None] | None) -> dict[str, Any]:
+    """score_file once its options are checked and the output folder is this run's."""
+    ids: set[str] | None = set() if labels else None
     criteria, check = criteria_of(built), None
     if criteria:  # a sample in a language a criterion has no wording for stops the run before the judge loads
         kit = next(m.kit for m in built if isinstance(m, CriterionMetric))
@@ -108,14 +121,18 @@ def score_file(
     if labels is not None:  # checked against the input now, not after the judge has done its work
         columns_out = [column for metric in built for column in metric.columns]
         human = read_labels(labels.path, ids or set(), columns_out, labels.columns, str(path))
-    meter = Progress(total) if progress else None
-    if ray is not None:
-        from .distributed.ray_runner import score_file_ray
+    meter = Progress(total, show=progress)
+    try:
+        if ray is not None:
+            from .distributed.ray_runner import score_file_ray
 
-        return score_file_ray(path, out_dir, built, options or MetricOptions(), ray, total, fmt, columns, human,
-                              meter, tables)
-    return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=human,
-                       progress=meter, tables=tables)
+            return score_file_ray(path, out_dir, built, options or MetricOptions(), ray, total, fmt, columns, human,
+                                  meter, tables)
+        return _score_into(read_samples(path, fmt, columns), built, out_dir, source=str(path), labels=human,
+                           progress=meter, tables=tables)
+    except Interrupted as stop:  # the CLI says how far the run got
+        stop.done, stop.total = meter.done, total
+        raise
 
 
 def score_trec(
@@ -135,7 +152,8 @@ def score_trec(
         raise InputError(str(run_path), None, "qid", f"no query is in both the run and {qrels_path} (the run has "
                          f"{len(run)}, e.g. {_first(run)}; the qrels {len(qrels)}, e.g. {_first(qrels)}); "
                          "are they for the same topics?")
-    return _score_into(iter(samples), built, out_dir, f"{run_path} + {qrels_path}", {"trec": counts})
+    with one_run_at_a_time(out_dir):
+        return _score_into(iter(samples), built, out_dir, f"{run_path} + {qrels_path}", {"trec": counts})
 
 
 def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None, out_dir: Path,

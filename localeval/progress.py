@@ -15,10 +15,12 @@ LOG_EVERY = 30.0
 
 
 class Progress:
-    def __init__(self, total: int, stream: TextIO | None = None, label: str = "scoring", unit: str = "samples") -> None:
-        self.total, self.done, self.label, self.unit = total, 0, label, unit
+    def __init__(self, total: int, stream: TextIO | None = None, label: str = "scoring", unit: str = "samples",
+                 show: bool = True) -> None:
+        """`show=False` counts without printing (`-q`): an interrupted run still says how far it got."""
+        self.total, self.done, self.label, self.unit, self.show = total, 0, label, unit, show
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty()
+        self.live = show and self.stream.isatty()
         self.started = self._last_log = time.monotonic()
         self._logged = False
 
@@ -28,7 +30,7 @@ class Progress:
         if self.live:
             self.stream.write("\r" + self.line(now))
             self.stream.flush()
-        elif now - self._last_log >= LOG_EVERY or (self._logged and self.done == self.total):
+        elif self.show and now - self._last_log >= LOG_EVERY or (self._logged and self.done == self.total):
             self._last_log, self._logged = now, True
             self.stream.write(self.line(now) + "\n")
             self.stream.flush()

@@ -157,8 +157,8 @@ def cached_calls(cache: Path) -> int:
     writer has created the file or its table."""
     if not cache.exists():
         return 0
-    try:
-        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=30) as db:
+    try:  # closed at once: a reader left open keeps the writer's -wal and -shm files after it closes
+        with contextlib.closing(sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=30)) as db:
             return db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
     except sqlite3.OperationalError:  # created but not yet migrated
         return 0

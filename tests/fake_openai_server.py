@@ -30,7 +30,8 @@ class Script:
     models: list[str] = field(default_factory=lambda: ["fake-model"])
     schema_mode: str | None = "json_schema"  # the constraint it obeys: "json_schema", "grammar" or None
     top_logprobs: list[tuple[str, float]] | None = field(default_factory=lambda: [("Yes", -0.2), ("No", -1.8), (" yes", -4.0)])
-    fail_next: int = 0  # answer this many requests with HTTP 503 first
+    fail_next: int = 0  # answer this many requests with HTTP fail_status first
+    fail_status: int = 503
     redirect_to: str | None = None  # answer chat completions with a 307 to this URL
     # Hold each chat completion until this many are in flight at once (then LINGER_SECONDS more), then hold
     # none again (0: never). A client that sends fewer at a time never opens it: hold_until stays unchanged.
@@ -104,7 +105,8 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
         def _failing(self) -> bool:
             if script.fail_next > 0:
                 script.fail_next -= 1
-                self._send(503, {"error": {"message": "loading model"}})
+                self._send(script.fail_status, {"error": {"message": "loading model" if script.fail_status == 503
+                                                          else "request refused"}})
                 return True
             return False
 

@@ -1,8 +1,8 @@
 """`localeval score --ray` on a real two-node Ray cluster on this machine (a head and a worker, separate
 `ray start` processes with one CPU each, so the two actors land one per node), with the real tiny judge
 and MiniLM: the files equal a single-process run's, a driver killed with SIGKILL resumes without
-repeating a judge call, a sample that kills its actor is skipped with the reason, and a node without the
-model is named in a one-line error.
+repeating a judge call, a worker killed mid-run changes no number, a sample that kills its actor is
+skipped with the reason, and a node without the model is named in a one-line error.
 
 The expected values are never constants: they are what the single-process `localeval score` writes for
 the same input and settings (the judge is greedy and the batched engine is bit-identical to the
@@ -342,6 +342,41 @@ def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(clust
     assert comparable(tmp_path / "ray") == comparable(tmp_path / "single")
     usage = json.loads((tmp_path / "ray" / "summary.json").read_text())["judge"]["usage"]
     assert all(u["classified"] == u["calls"] > 0 for u in usage.values())
+
+@pytest.mark.ray
+@pytest.mark.model(TINY, "all-minilm-l6-v2", "use-multilingual-v3")
+def test_a_worker_killed_mid_run_changes_no_number(cluster: RayCluster, reference: tuple[Path, int],
+                                                   tmp_path: Path) -> None:
+    """SIGKILL to an actor's worker process, as the kernel's OOM killer or a lost machine would end it: Ray
+    restarts the actor, its chunk is scored again, and the files equal the single-process run's."""
+    cache, out = tmp_path / "cache.sqlite", tmp_path / "out"
+    driver = subprocess.Popen([LOCALEVAL, *score_args(out), "--ray", cluster.address, "--ray-actors", "2"],
+                              env=driver_env(cluster, cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_entries(cache, driver, at_least=reference[1] // 3)
+        workers = processes_titled(b"ray::ChunkScorer")
+        assert workers, "no ChunkScorer worker process found"
+        os.kill(min(workers), signal.SIGKILL)
+        _, stderr = driver.communicate(timeout=600)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 0, stderr
+    assert comparable(out) == comparable(reference[0])
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["ray"]["lost"] == 0
+
+
+def processes_titled(title: bytes) -> set[int]:
+    """Processes whose command line starts with `title` (Ray names an actor's worker ray::CLASS...)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(title):
+                found.add(int(entry.name))
+        except OSError:
+            pass
+    return found
+
 
 # Last in the module: the node it adds and stops stays in the cluster's node list, and a run after it would
 # be sent to that node.

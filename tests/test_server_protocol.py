@@ -102,7 +102,7 @@ def test_5xx_is_retried_then_answered() -> None:
     assert [r[1] for r in script.requests[before:]] == ["/v1/chat/completions"] * 3
 
 
-def test_a_request_still_failing_after_retries_skips_its_sample_only() -> None:
+def test_a_server_still_failing_after_retries_stops_the_run_once_the_round_is_back() -> None:
     script = Script()
     with fake_openai_server(script) as url:
         server = backend(url, retries=2, parallel=1)
@@ -110,9 +110,26 @@ def test_a_request_still_failing_after_retries_skips_its_sample_only() -> None:
                  DistributionCall(server.render(MESSAGES[1:]), YES_NO, "verify")]
         server.run(calls)  # token counts are memoised: from here on, only completions are requested
         script.fail_next = 3  # the first call's three attempts
+        heard: dict[int, object] = {}
+        with pytest.raises(JudgeServerError, match=f"judge server {url} failed .*HTTP 503: loading model, after 2 "
+                                                   "retries.* the same command resumes without repeating them"):
+            server.run(calls, on_reply=heard.__setitem__)
+    assert not isinstance(heard[1], JudgeError)  # the other call's answer reached the caller (who caches it) first
+
+
+def test_a_request_the_server_refuses_skips_its_sample_only_without_a_retry() -> None:
+    script = Script(fail_status=400)
+    with fake_openai_server(script) as url:
+        server = backend(url, retries=2, parallel=1)
+        calls = [DistributionCall(server.render(MESSAGES), YES_NO, "verify"),
+                 DistributionCall(server.render(MESSAGES[1:]), YES_NO, "verify")]
+        server.run(calls)
+        before = len(script.requests)
+        script.fail_next = 1
         replies = server.run(calls)
-    assert isinstance(replies[0], JudgeError) and "HTTP 503: loading model" in str(replies[0])
+    assert isinstance(replies[0], JudgeError) and "HTTP 400: request refused" in str(replies[0])
     assert not isinstance(replies[1], JudgeError)
+    assert len(script.requests) - before == 2  # one request each: a 4xx is not retried
 
 
 def test_a_server_gone_for_a_whole_round_stops_the_run_cleanly() -> None:

@@ -1,7 +1,8 @@
 """The `localeval` command: one module per command (group); each parses options and calls the library.
 
 Every failure a user can cause ends in one line on stderr and exit code 2: library errors through
-`errors.user_errors`, click's usage errors through `main`.
+`errors.user_errors`, click's usage errors through `main`. Ctrl-C and SIGTERM end in one line too, with
+exit code 130 / 143 (interrupts.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import click
 
 from .. import __version__
 from ..errors import one_line
+from ..interrupts import Interrupted, leave, stop_on_signals
 from .calibrate import calibrate
 from .check import check
 from .compare import compare
@@ -42,8 +44,11 @@ for command in (score, generate, retrieve, train, list_metrics, models, calibrat
 def main() -> None:
     # Library warnings (e.g. an English-only embedder meeting Chinese) are for the user: one plain line.
     warnings.formatwarning = lambda message, *args, **kwargs: f"warning: {message}\n"
+    stop_on_signals()
     try:
         code = cli.main(prog_name="localeval", standalone_mode=False)
+    except Interrupted as stop:  # every `with` block has unwound: temps removed, judge and cache closed
+        leave(stop)
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
         sys.exit(1)

@@ -47,6 +47,9 @@ def judge_options(command: Command) -> Command:
         click.option("--seed", type=int, default=0, show_default=True, help="Judge seed (decoding is greedy)."),
         click.option("--cache", type=click.Path(path_type=Path),
                      help="Judge cache file (SQLite). Default: $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite."),
+        click.option("--move-damaged-cache", is_flag=True,
+                     help="If the judge cache file is damaged (a crash, a full disk, a bad copy), move it aside to "
+                          "FILE.damaged-TIME and start a new one, instead of stopping."),
         click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, path_type=Path),
                      help="Folder with your own prompt files (en/NAME.md, zh/NAME.md); missing ones fall back to ours."),
         click.option("--lang", type=click.Choice(["en", "zh"]), help="Prompt language for every sample (default: detected per sample)."),
@@ -59,6 +62,8 @@ def judge_options(command: Command) -> Command:
                      "server's API key (sent as a bearer token; never stored)."),
         click.option("--judge-sha256", metavar="HEX", help="With --judge-url: the sha256 of the served GGUF, so that "
                      "cached answers name the exact weights."),
+        click.option("--judge-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+                     help="With --judge-url: how long one request may take before it is retried (default 600)."),
         click.option("--judge-backend", "backend", metavar="NAME", help="What runs the judge: sequential, batched, "
                      "server, or a plugin's backend (entry-point group localeval.backends). Default: server with "
                      "--judge-url, else batched, or sequential with --parallel 1."),
@@ -70,10 +75,12 @@ def judge_options(command: Command) -> Command:
 
 def judge_settings(judge: str | None = None, embedder: str | None = None, gpu_layers: int = 0, n_ctx: int = 4096,
                    threads: int | None = None, parallel: int | None = None, seed: int = 0, cache: Path | None = None,
-                   prompts_dir: Path | None = None, lang: str | None = None, **server: Any) -> JudgeOptions:
+                   prompts_dir: Path | None = None, lang: str | None = None, move_damaged_cache: bool = False,
+                   **server: Any) -> JudgeOptions:
     """The **judge keyword arguments of `judge_options` as JudgeOptions (the server options by their names)."""
     return JudgeOptions(judge=judge, embedder=embedder, n_ctx=n_ctx, n_threads=threads, parallel=parallel,
                         gpu_layers=gpu_layers, seed=seed, cache=str(cache) if cache else None,
+                        move_damaged_cache=move_damaged_cache,
                         prompts_dir=str(prompts_dir) if prompts_dir else None, lang=lang, **server)
 
 

@@ -5,6 +5,12 @@ loses at most the call in flight. The key is a sha256 over explicit strings — 
 version and file hash, the rendered prompt, call kind, schema/options, decoding settings and
 CACHE_FORMAT_VERSION — so any change that could change an answer misses the cache instead of
 returning a stale value. The schema is versioned with `PRAGMA user_version` and only migrated forward.
+
+A cache file damaged by a crash, a full disk or a bad copy must never answer wrongly: SQLite finds a
+broken page structure, and each row carries a digest of its key and content (SQLite keeps no checksum
+of what a page holds), checked on every read. Damage stops the run with one line (`DamagedCache`); the
+same command with --move-damaged-cache moves the file aside and starts a new one. A SQLite file of
+something else is refused, never written into.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import json
 import os
 import sqlite3
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -38,12 +45,33 @@ MIGRATIONS: list[str] = [
         created REAL NOT NULL
     )
     """,
+    # A digest of each row (see `row_digest`); rows stored before it have none and are read unchecked.
+    "ALTER TABLE judge_calls ADD COLUMN digest TEXT",
 ]
 
 
 #: One stored call as a row: (key, kind, model_sha256, prompt, value JSON, stats JSON, created).
 Entry = tuple[str, str, str, str, str, str, float]
 ENTRY_COLUMNS = "key, kind, model_sha256, prompt, value, stats, created"
+#: The columns a judge cache's table has; a table named judge_calls with others is not ours.
+TABLE_COLUMNS = ("key", "kind", "model_sha256", "prompt", "value", "stats", "created", "digest")
+#: SQLite's own words for a file whose structure is broken (as opposed to a full disk or a locked file).
+DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "disk image")
+
+
+class DamagedCache(OutputError):
+    """A judge cache file that cannot be trusted: broken pages, a row whose digest does not match, a value
+    that is not JSON. Nothing was answered from it."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        self.path, self.why = path, why
+        super().__init__(f"judge cache {path} is damaged ({why}); the same command with --move-damaged-cache moves "
+                         f"it aside and starts a new cache (its calls are made again), or point --cache at another file")
+
+
+def row_digest(key: str, value: str, stats: str) -> str:
+    """What a row must still hash to when it is read back: its key and its stored content."""
+    return hashlib.sha256("\x1f".join((key, value, stats)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def default_cache_path() -> Path:
@@ -86,6 +114,55 @@ def check_cache_path(path: Path) -> None:
         raise OptionError(f"{where} is not an SQLite file; point --cache at another file, or delete it")
 
 
+def check_ours(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a SQLite file that holds something else (another program's database, a copy of the wrong
+    file): migrating it would write localeval's table into it."""
+    tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    if not tables:
+        return  # a new, empty file
+    columns = {row[1] for row in db.execute("PRAGMA table_info(judge_calls)")}
+    if "judge_calls" not in tables or not columns <= set(TABLE_COLUMNS) or set(TABLE_COLUMNS[:-1]) - columns:
+        shown = ", ".join(sorted(tables)[:5])
+        raise OptionError(f"judge cache {path} is a SQLite database of something else (tables: {shown}); point --cache "
+                          "at another file")
+
+
+def set_aside_if_damaged(path: Path) -> Path | None:
+    """Move a damaged cache file (and SQLite's -wal and -shm beside it) to PATH.damaged-TIME and return
+    where; None when it is sound (every page and every row's digest checked) or absent."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    why = _damage(path)
+    if why is None:
+        return None
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            try:
+                os.replace(source, aside.with_name(aside.name + suffix))
+            except OSError as exc:
+                raise OutputError(f"cannot move the damaged judge cache {source} aside: {exc.strerror or exc}") from None
+    warnings.warn(f"judge cache {path} was damaged ({why}); moved to {aside}, a new cache starts", stacklevel=2)
+    return aside
+
+
+def _damage(path: Path) -> str | None:
+    """Why the cache at `path` cannot be trusted, or None."""
+    try:
+        with JudgeCache(path) as cache:
+            with cache._failures_in_one_line():
+                problems = [row[0] for row in cache._db.execute("PRAGMA quick_check")]
+                if problems != ["ok"]:
+                    return f"quick_check: {'; '.join(problems[:3])}"
+                for key, value, stats, digest in cache._db.execute("SELECT key, value, stats, digest FROM judge_calls"):
+                    if digest is not None and digest != row_digest(key, value, stats):
+                        return f"the stored answer of call {key[:12]} no longer matches its digest"
+    except DamagedCache as exc:
+        return exc.why
+    return None
+
+
 class JudgeCache:
     """Key → (value, stats of the call that computed it). Values are JSON, so they round-trip exactly."""
 
@@ -98,11 +175,17 @@ class JudgeCache:
             # isolation_level=None: autocommit, each INSERT is durable on return.
             self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0,
                                        check_same_thread=not any_thread)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._migrate()
         except (sqlite3.Error, OSError) as exc:
             raise JudgeError(f"judge cache {self.path}: {exc}; delete it or set ${CACHE_ENV} to another file") from None
+        try:
+            with self._failures_in_one_line():
+                check_ours(self._db, self.path)  # first: WAL mode would rewrite a foreign file's header
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._migrate()
+        except BaseException:
+            self._db.close()
+            raise
 
     def _migrate(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -119,10 +202,16 @@ class JudgeCache:
 
     def get(self, key: str) -> tuple[Any, dict[str, Any]] | None:
         with self._failures_in_one_line():
-            row = self._db.execute("SELECT value, stats FROM judge_calls WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute("SELECT value, stats, digest FROM judge_calls WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        return json.loads(row[0]), json.loads(row[1])
+        value, stats, digest = row
+        if digest is not None and digest != row_digest(key, value, stats):
+            raise DamagedCache(self.path, f"the stored answer of call {key[:12]} no longer matches its digest")
+        try:
+            return json.loads(value), json.loads(stats)
+        except (TypeError, ValueError):
+            raise DamagedCache(self.path, f"the stored answer of call {key[:12]} is not JSON") from None
 
     def put(self, key: str, *, kind: str, model_sha256: str, prompt: str, value: Any, stats: dict[str, Any]) -> None:
         """Store one result; `allow_nan=False` because a NaN must never be cached as an answer."""
@@ -134,11 +223,12 @@ class JudgeCache:
         made elsewhere (a Ray actor's local cache) join this file, keys and values untouched."""
         if not entries:
             return
+        rows = [(*entry, row_digest(entry[0], entry[4], entry[5])) for entry in entries]
         with self._failures_in_one_line():
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany(f"INSERT OR REPLACE INTO judge_calls ({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                     entries)
+                self._db.executemany(f"INSERT OR REPLACE INTO judge_calls ({ENTRY_COLUMNS}, digest) "
+                                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -153,8 +243,8 @@ class JudgeCache:
         try:
             where, args = ("WHERE model_sha256 = ?", (model_sha256,)) if model_sha256 else ("", ())
             moved = self._db.execute(
-                f"INSERT OR REPLACE INTO snapshot.judge_calls ({ENTRY_COLUMNS}) SELECT {ENTRY_COLUMNS} FROM judge_calls {where}",
-                args).rowcount
+                f"INSERT OR REPLACE INTO snapshot.judge_calls ({ENTRY_COLUMNS}, digest) "
+                f"SELECT {ENTRY_COLUMNS}, digest FROM judge_calls {where}", args).rowcount
         finally:
             self._db.execute("DETACH DATABASE snapshot")
         standalone = sqlite3.connect(str(target))  # out of WAL mode: the file alone then holds every entry
@@ -164,11 +254,18 @@ class JudgeCache:
 
     @contextmanager
     def _failures_in_one_line(self) -> Iterator[None]:
-        """A full disk or a cache made read-only mid-run stops the run with one line, not a traceback."""
+        """A damaged file, a full disk or a cache made read-only mid-run stops the run with one line, not a
+        traceback; every call answered before is kept, so the same command resumes."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise OutputError(f"judge cache {self.path}: {exc}") from None
+            why = str(exc)
+            if any(word in why.lower() for word in DAMAGE_WORDS):
+                raise DamagedCache(self.path, why) from None
+            if "full" in why.lower():
+                raise OutputError(f"judge cache {self.path}: the disk is full ({why}); every call answered so far is "
+                                  "kept: free some space and the same command resumes") from None
+            raise OutputError(f"judge cache {self.path}: {why}") from None
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]

@@ -4,14 +4,17 @@ Sites run their judge server inside a network they control; a request that silen
 proxy named in the environment, or followed a redirect to another host, would carry their data out.
 So the opener ignores proxy settings and refuses redirects: every byte goes to the URL the user gave.
 
-Connection errors, timeouts and 5xx answers are retried with exponential backoff (a server restarting,
-or too busy for a moment); 4xx answers are the request's own fault and are not. What is left after the
-retries is raised as `ServerCallError`, whose `unreachable` tells "no server there" apart from "the
-server refused this request".
+What is transient is retried with exponential backoff, long enough for a server to restart: connection
+errors and resets, timeouts, 5xx answers, 429 (too many requests), and a 200 whose body is cut short or
+is not JSON (a proxy or a server dying mid-answer). A `Retry-After` the server sends is waited instead of
+the backoff, up to MAX_RETRY_AFTER. Other 4xx answers are the request's own fault and are not retried.
+What is left after the retries is raised as `ServerCallError`: `server_fault` tells a server that cannot
+answer now (the run stops; the same command resumes) from one that refused this one request.
 """
 
 from __future__ import annotations
 
+import email.utils
 import json
 import socket
 import time
@@ -22,23 +25,33 @@ from typing import Any, Mapping
 
 from ..errors import JudgeError
 
-#: Attempts after the first, and the first wait (doubled each time): 0.5 + 1 + 2 + 4 = 7.5 s at most.
-RETRIES = 4
+#: Attempts after the first, and the first wait (doubled each time): 0.5 + 1 + ... + 16 = 31.5 s in all,
+#: time for a llama.cpp server to be restarted and load its model.
+RETRIES = 6
 BACKOFF_SECONDS = 0.5
+#: The longest Retry-After honoured; a server asking for more is waited this long.
+MAX_RETRY_AFTER = 60.0
 #: One judge call on a busy server may queue behind many others.
 TIMEOUT_SECONDS = 600.0
 
 
 class ServerCallError(JudgeError):
-    """A request that failed after its retries; `status` is the HTTP status (None: no answer at all)."""
+    """A request that failed after its retries; `status` is the HTTP status (None: no answer at all; 200:
+    an answer that is not JSON); `retry_after` the seconds the server asked to wait, if it did."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
-        self.status = status
+    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None) -> None:
+        self.status, self.retry_after = status, retry_after
         super().__init__(message)
 
     @property
     def unreachable(self) -> bool:
         return self.status is None
+
+    @property
+    def server_fault(self) -> bool:
+        """The server, not the request, is at fault: no answer, an overload, an error of its own, a body
+        that is not JSON. Retried; after the retries, the run stops rather than skip samples."""
+        return self.status is None or self.status == 200 or self.status == 429 or self.status >= 500
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -50,12 +63,12 @@ class JsonHttp:
     """GET and POST of JSON bodies against `root` (scheme://host:port[/prefix]); thread-safe."""
 
     def __init__(self, root: str, headers: Mapping[str, str] | None = None, *, retries: int | None = None,
-                 backoff: float | None = None, timeout: float = TIMEOUT_SECONDS) -> None:
+                 backoff: float | None = None, timeout: float | None = None) -> None:
         self.root = root.rstrip("/")
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
         self.retries = RETRIES if retries is None else retries
         self.backoff = BACKOFF_SECONDS if backoff is None else backoff
-        self.timeout = timeout
+        self.timeout = TIMEOUT_SECONDS if timeout is None else timeout
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
     def get(self, path: str, *, retry: bool = True) -> Any:
@@ -71,10 +84,10 @@ class JsonHttp:
             try:
                 return self._once(method, url, data)
             except ServerCallError as exc:
-                transient = exc.status is None or exc.status >= 500
-                if not transient or attempt == attempts - 1:
+                if not exc.server_fault or attempt == attempts - 1:
                     raise
-                time.sleep(self.backoff * 2 ** attempt)
+                wait = self.backoff * 2 ** attempt if exc.retry_after is None else min(exc.retry_after, MAX_RETRY_AFTER)
+                time.sleep(wait)
         raise AssertionError("unreachable")  # the loop always returns or raises
 
     def _once(self, method: str, url: str, data: bytes | None) -> Any:
@@ -83,7 +96,8 @@ class JsonHttp:
             with self._opener.open(request, timeout=self.timeout) as response:
                 payload = response.read()
         except urllib.error.HTTPError as exc:
-            raise ServerCallError(f"{method} {url} answered HTTP {exc.code}: {_reason(exc)}", exc.code) from None
+            raise ServerCallError(f"{method} {url} answered HTTP {exc.code}: {_reason(exc)}", exc.code,
+                                  _retry_after(exc.headers.get("Retry-After") if exc.headers else None)) from None
         except (urllib.error.URLError, HTTPException, socket.timeout, ConnectionError) as exc:
             why = getattr(exc, "reason", None) or exc
             raise ServerCallError(f"{method} {url} failed: {why}") from None
@@ -91,6 +105,23 @@ class JsonHttp:
             return json.loads(payload)
         except ValueError:
             raise ServerCallError(f"{method} {url} answered with something that is not JSON: {payload[:80]!r}", 200) from None
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After's seconds (RFC 9110: a number of seconds, or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _reason(error: urllib.error.HTTPError) -> str:

@@ -16,10 +16,12 @@
   from the server's `usage` on a probe of the same shape (system + user), plus one token per message.
 - Calls of a round run concurrently, up to `parallel` in flight, so the server's slots (llama-server
   `-np`) or continuous batching (vLLM) are used; replies keep the calls' order.
-- Failures: a call that fails after the HTTP client's retries comes back as its JudgeError (the sample is
-  skipped with the reason); a round in which no call reached the server, or a token count between rounds
-  that cannot reach it, stops the run with one line (`JudgeServerError`). Every answered call is cached
-  by then, so the same command resumes without repeating one.
+- Failures: what is transient is retried by the HTTP client (http_client.py). A call the server still
+  cannot answer after that (gone, overloaded, its own error, a body that is not JSON), or a token count
+  between rounds that cannot reach it, stops the run with one line naming the server and the cause
+  (`JudgeServerError`), once the round's other calls are back: every answered call is cached by then, so
+  the same command resumes without repeating one. A request the server refuses as such (a 4xx, say a
+  prompt over its context) skips that sample, with the reason.
 
 The cache identity is the served model's name and what the server says about it (llama-server's `meta`,
 vLLM's `root`), the sha256 the user vouches for (`--judge-sha256`), and the decoding settings; never the
@@ -96,16 +98,16 @@ class ServerBackend:
                    if options.judge_api_key_env else None)
         return cls(options.judge_url or "", model=options.judge_model, api_key=api_key,
                    model_sha256=options.judge_sha256.lower() if options.judge_sha256 else None,
-                   n_ctx=options.n_ctx, seed=options.seed, parallel=config.parallel)
+                   n_ctx=options.n_ctx, seed=options.seed, parallel=config.parallel, timeout=options.judge_timeout)
 
     def __init__(self, url: str, *, model: str | None = None, api_key: str | None = None,
                  model_sha256: str | None = None, n_ctx: int = 4096, seed: int = 0, parallel: int = DEFAULT_PARALLEL,
-                 retries: int | None = None, backoff: float | None = None) -> None:
+                 retries: int | None = None, backoff: float | None = None, timeout: float | None = None) -> None:
         self.url = check_url(url)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._api = JsonHttp(self.url, headers, retries=retries, backoff=backoff)
+        self._api = JsonHttp(self.url, headers, retries=retries, backoff=backoff, timeout=timeout)
         root = self.url[:-3] if self.url.endswith("/v1") else self.url
-        self._root = JsonHttp(root, headers, retries=retries, backoff=backoff)
+        self._root = JsonHttp(root, headers, retries=retries, backoff=backoff, timeout=timeout)
         self.seed, self.parallel, self.sha256 = seed, parallel, model_sha256
         self._counts: dict[str, int] = {}
         self._answer_texts: dict[tuple[tuple[str, tuple[str, ...]], ...], dict[str, frozenset[str]]] = {}
@@ -157,13 +159,14 @@ class ServerBackend:
             for future in futures:
                 future.cancel()  # an interrupted round sends no more requests
         replies = [answered[i] for i in range(len(calls))]
-        lost = [r for r in replies if isinstance(r, ServerCallError) and r.unreachable]
-        if replies and len(lost) == len(replies):
-            raise self._gone(lost[0])
-        return replies  # the answered calls get cached; the lost ones skip their samples
+        faults = [r for r in replies if isinstance(r, ServerCallError) and r.server_fault]
+        if faults:  # the answered calls are cached by now
+            raise self._gone(faults[0])
+        return replies  # a request the server refused (a 4xx) skips its sample, with the reason
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        # Not waiting: a run stopped by Ctrl-C must not wait for the requests still in flight.
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     # ---- calls -----------------------------------------------------------------------------------
 
@@ -186,13 +189,15 @@ class ServerBackend:
         try:
             return count(text)
         except ServerCallError as exc:
-            if exc.unreachable:
+            if exc.server_fault:
                 raise self._gone(exc) from None
             raise
 
     def _gone(self, error: ServerCallError) -> JudgeServerError:
-        return JudgeServerError(f"judge server {self.url} stopped answering ({error}); the calls it finished are in the "
-                                f"judge cache: once it is back, the same command resumes without repeating them")
+        what = "stopped answering" if error.unreachable else "failed"
+        return JudgeServerError(f"judge server {self.url} {what} ({error}, after {self._api.retries} retries); the calls "
+                                f"it finished are in the judge cache: once it answers again, the same command resumes "
+                                f"without repeating them")
 
     def _one(self, call: Call) -> Reply:
         try:
