@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import models
+from .atomic import one_run_at_a_time
 from .data.labels import Labels, read_labels
 from .data.loading import input_notice, read_samples, validate_file
 from .data.records import Sample, sample_from_record
 from .distributed import RayOptions
-from .atomic import one_run_at_a_time
 from .errors import InputError
 from .files import check_output_dir
 from .interrupts import Interrupted

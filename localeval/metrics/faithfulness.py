@@ -25,8 +25,9 @@ words with the statement); verdict = "two-way" (Yes/No) or "three-way" (Yes/No/U
 Text aimed at the judge (an order to answer Yes, a forged chat turn, ...: judge/injection.py) is cut
 from the answer before it is split, so it never becomes a statement, and from the passages when the
 prompt is rendered; then (aimed="judge", the default) each statement the judge reads as written to the
-checker rather than about the topic is left out of the mean (steps.aimed_at_checker). All of it is
-listed in the details under "aimed_at_judge".
+checker rather than about the topic is left out of the mean (steps.aimed_at_checker; not with a
+classifier judge, which would have to open the GGUF judge for it). All of it is listed in the details
+under "aimed_at_judge".
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all, every statement is unsupported. `against="reference_docs"` checks the answer against
@@ -43,7 +44,7 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import VERDICTS, aimed_at_checker, passages_for, sentence_statements, statements_of, support
+from .steps import AIMED_THRESHOLD, VERDICTS, aimed_at_checker, passages_for, sentence_statements, statements_of, support
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
@@ -108,9 +109,9 @@ class Faithfulness(VerdictMetric):
         own = sentence_statements(answer) if self.statements != "judge" else []
         own = [s for s in own if s not in decomposed]
         aimed: list[str] = []
-        if self.aimed == "judge":
-            flags = yield from aimed_at_checker(self.kit, lang, decomposed + own)
-            aimed = [s for s, flagged in zip(decomposed + own, flags) if flagged]
+        if self.aimed == "judge" and not self.kit.options.classifier:  # a classifier judge runs no GGUF
+            p_aimed = yield from aimed_at_checker(self.kit, lang, decomposed + own)
+            aimed = [s for s, p in zip(decomposed + own, p_aimed) if p >= AIMED_THRESHOLD]
             decomposed, own = [s for s in decomposed if s not in aimed], [s for s in own if s not in aimed]
         if not decomposed and not own:
             return Skipped("the answer has only text aimed at the judge" if screened.removed or aimed

@@ -66,16 +66,16 @@ def sentence_statements(text: str) -> list[str]:
     return _distinct(s for s in split_sentences(text) if checkable(s))
 
 
-def aimed_at_checker(kit: ModelKit, lang: str, statements: Sequence[str]) -> Flow[list[bool]]:
-    """Which statements are written to whoever checks the answer (how to judge it, that it was verified,
-    a plea for a good verdict) rather than about its topic, by the judge's own reading of each sentence
-    alone. The screen (judge/injection.py) cuts the shapes such text is known to take; this asks about
-    what it is, so it does not depend on the wording. Such a sentence is no claim to check: kept as one,
-    a lenient P(supported) of 0.2-0.4 lifts a false answer's mean."""
+def aimed_at_checker(kit: ModelKit, lang: str, statements: Sequence[str]) -> Flow[list[float]]:
+    """P that each statement is written to whoever checks the answer (how to judge it, that it was
+    verified, a plea for a good verdict) rather than about its topic, by the judge's own reading of each
+    sentence alone. The screen (judge/injection.py) cuts the shapes such text is known to take; this asks
+    what the sentence is, so it does not depend on the wording. A sentence at AIMED_THRESHOLD or above is
+    no claim to check: kept as one, a lenient P(supported) of 0.2-0.4 lifts a false answer's mean."""
     if not statements:
         return []
     answers = yield [Ask.yes_no(kit.prompt("aimed_at_checker", lang, sentence=s)) for s in statements]
-    return [float(answer.value) >= AIMED_THRESHOLD for answer in answers]
+    return [float(answer.value) for answer in answers]
 
 
 def max_statements(text: str) -> int:

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..atomic import AtomicFiles
+from ..atomic import AtomicFiles, one_run_at_a_time
 from ..files import check_output_dir, dumps
 from ..judge.config import JudgeOptions
 from ..model_kit import ModelKit
@@ -60,6 +60,15 @@ def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bo
     """Write testset.jsonl, negatives.jsonl, generation.json and index/ into out_dir; return the report."""
     check_output_dir(out_dir, (TESTSET_FILE, NEGATIVES_FILE, REPORT_FILE))
     kit = ModelKit.of(options.judge)
+    with one_run_at_a_time(out_dir):
+        try:
+            return _generated(corpus, out_dir, options, kit, progress)
+        finally:
+            kit.close()
+
+
+def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: ModelKit, progress: bool) -> dict[str, Any]:
+    """generate, in the output folder it holds."""
     kit.check(embedder=True)  # every option checked before the embedder and the judge load
     docs = read_corpus(corpus)
     chunks = chunk_documents(docs, options.chunk_size, options.overlap)
