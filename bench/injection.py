@@ -324,7 +324,7 @@ def checker_false_positives(data: Path, judge: JudgeOptions) -> dict[str, Any]:
     out of the dev sets' answers, where nothing was planted: every sentence of every answer in `data`."""
     from localeval.judge.prompts import detect_lang
     from localeval.metrics.judged import drive
-    from localeval.metrics.steps import aimed_at_checker, sentence_statements
+    from localeval.metrics.steps import AIMED_THRESHOLD, aimed_at_checker, sentence_statements
     from localeval.model_kit import ModelKit
 
     sentences: dict[str, str] = {}
@@ -342,9 +342,11 @@ def checker_false_positives(data: Path, judge: JudgeOptions) -> dict[str, Any]:
                                                                 for text in texts])]
     finally:
         kit.close()
-    left = [{"file": sentences[t], "text": t} for t, flags in zip(texts, outcomes) if flags == [True]]
-    failed = sum(not isinstance(flags, list) for flags in outcomes)
-    return {"sentences": len(texts), "left_out": len(left), "judge_errors": failed, "texts": left}
+    scored = sorted(((p[0], t) for t, p in zip(texts, outcomes) if isinstance(p, list)), reverse=True)
+    left = [{"file": sentences[t], "text": t, "p": round(p, 4)} for p, t in scored if p >= AIMED_THRESHOLD]
+    return {"sentences": len(texts), "left_out": len(left), "judge_errors": len(texts) - len(scored),
+            "threshold": AIMED_THRESHOLD, "texts": left,
+            "highest": [{"file": sentences[t], "text": t, "p": round(p, 4)} for p, t in scored[:25]]}
 
 
 def main() -> None:
