@@ -24,10 +24,7 @@ words with the statement); verdict = "two-way" (Yes/No) or "three-way" (Yes/No/U
 
 Text aimed at the judge (an order to answer Yes, a forged chat turn, ...: judge/injection.py) is cut
 from the answer before it is split, so it never becomes a statement, and from the passages when the
-prompt is rendered; then (aimed="judge", the default) each statement the judge reads as written to the
-checker rather than about the topic is left out of the mean (steps.aimed_at_checker; not with a
-classifier judge, which would have to open the GGUF judge for it). All of it is listed in the details
-under "aimed_at_judge".
+prompt is rendered; both cuts are listed in the details under "aimed_at_judge".
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all, every statement is unsupported. `against="reference_docs"` checks the answer against
@@ -44,15 +41,12 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import AIMED_THRESHOLD, VERDICTS, aimed_at_checker, passages_for, sentence_statements, statements_of, support
+from .steps import VERDICTS, passages_for, sentence_statements, statements_of, support
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
 EVIDENCE = ("context", "selected")
 QUESTION = ("none", "beside")
-AIMED = ("judge", "off")
-#: Where the details list the statements the judge read as written to the checker.
-AIMED_KEY = "answer (judge's reading)"
 
 
 @register_metric
@@ -75,9 +69,6 @@ class Faithfulness(VerdictMetric):
                      choices=QUESTION),
         MetricOption("faithfulness_verdict", "two-way", "faithfulness: ask Yes/No, or Yes/No/Unknown.",
                      choices=tuple(VERDICTS)),
-        MetricOption("faithfulness_aimed", "judge", "faithfulness: ask the judge whether each statement is written "
-                     "to whoever checks the answer rather than about its topic (one short call each) and leave "
-                     "those out of the mean, or do not ask.", choices=AIMED),
     )
 
     @classmethod
@@ -85,22 +76,20 @@ class Faithfulness(VerdictMetric):
         o = context.options
         return cls(context.kit, against=o["faithfulness_against"], statements=o["faithfulness_statements"],
                    evidence=o["faithfulness_evidence"], verdict=o["faithfulness_verdict"],
-                   question=o["faithfulness_question"], aimed=o["faithfulness_aimed"],
-                   threshold=threshold_of(context, cls.name))
+                   question=o["faithfulness_question"], threshold=threshold_of(context, cls.name))
 
     def __init__(self, kit: ModelKit, against: str = "contexts", statements: str = "sentences", evidence: str = "context",
-                 verdict: str = "two-way", question: str = "none", aimed: str = "judge",
-                 threshold: float = THRESHOLD) -> None:
+                 verdict: str = "two-way", question: str = "none", threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE),
-                      (verdict, tuple(VERDICTS)), (question, QUESTION), (aimed, AIMED))
+                      (verdict, tuple(VERDICTS)), (question, QUESTION))
         super().__init__(kit, threshold)
         self.against, self.statements, self.evidence, self.verdict = against, statements, evidence, verdict
-        self.question, self.aimed = question, aimed
+        self.question = question
         self.requires = ("answer", against)
 
     def settings(self) -> dict[str, Any]:
         return {"against": self.against, "statements": self.statements, "evidence": self.evidence,
-                "verdict": self.verdict, "question": self.question, "aimed": self.aimed, **super().settings()}
+                "verdict": self.verdict, "question": self.question, **super().settings()}
 
     def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         screened = screen(sample.answer or "")
@@ -108,13 +97,8 @@ class Faithfulness(VerdictMetric):
         decomposed = (yield from statements_of(self.kit, lang, sample.question, answer)) if self.statements != "sentences" else []
         own = sentence_statements(answer) if self.statements != "judge" else []
         own = [s for s in own if s not in decomposed]
-        aimed: list[str] = []
-        if self.aimed == "judge" and not self.kit.options.classifier:  # a classifier judge runs no GGUF
-            p_aimed = yield from aimed_at_checker(self.kit, lang, decomposed + own)
-            aimed = [s for s, p in zip(decomposed + own, p_aimed) if p >= AIMED_THRESHOLD]
-            decomposed, own = [s for s in decomposed if s not in aimed], [s for s in own if s not in aimed]
         if not decomposed and not own:
-            return Skipped("the answer has only text aimed at the judge" if screened.removed or aimed
+            return Skipped("the answer has only text aimed at the judge" if screened.removed
                            else "no checkable statement in the answer")
         passages = passages_for(sample, self.against)
         probs: list[float] = []
@@ -134,7 +118,7 @@ class Faithfulness(VerdictMetric):
         details: dict[str, Any] = {
             "statements": [{"text": t, "p": round(p, 6), "supported": ok} for t, p, ok in zip(texts, probs, supported)],
             "against": self.against, "windows": windows}
-        cut = {"answer": list(screened.removed), AIMED_KEY: aimed,
+        cut = {"answer": list(screened.removed),
                self.against: [r for passage in passages for r in screen(passage.text).removed]}
         if any(cut.values()):
             details["aimed_at_judge"] = {where: removed for where, removed in cut.items() if removed}

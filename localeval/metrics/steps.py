@@ -23,9 +23,6 @@ from .judged import Flow
 WORDS_PER_FACT = 5
 #: How a statement's verdict is asked: Yes/No, or Yes/No/Unknown (P(supported) read over all three).
 VERDICTS = {"two-way": "verify_statement", "three-way": "verify_statement_3way"}
-#: A statement the judge reads as written to the checker with at least this probability is no claim about
-#: the topic (aimed_at_checker).
-AIMED_THRESHOLD = 0.5
 #: Context sentences a statement is checked against under evidence="selected" (as sentence-level NLI
 #: checkers such as SummaC and AlignScore select a few sentences instead of reading the whole source).
 EVIDENCE_SENTENCES = 3
@@ -64,18 +61,6 @@ def statements_of(kit: ModelKit, lang: str, question: str, text: str) -> Flow[li
 def sentence_statements(text: str) -> list[str]:
     """The answer's own sentences, with no generation: nothing is paraphrased, invented or left out."""
     return _distinct(s for s in split_sentences(text) if checkable(s))
-
-
-def aimed_at_checker(kit: ModelKit, lang: str, statements: Sequence[str]) -> Flow[list[float]]:
-    """P that each statement is written to whoever checks the answer (how to judge it, that it was
-    verified, a plea for a good verdict) rather than about its topic, by the judge's own reading of each
-    sentence alone. The screen (judge/injection.py) cuts the shapes such text is known to take; this asks
-    what the sentence is, so it does not depend on the wording. A sentence at AIMED_THRESHOLD or above is
-    no claim to check: kept as one, a lenient P(supported) of 0.2-0.4 lifts a false answer's mean."""
-    if not statements:
-        return []
-    answers = yield [Ask.yes_no(kit.prompt("aimed_at_checker", lang, sentence=s)) for s in statements]
-    return [float(answer.value) for answer in answers]
 
 
 def max_statements(text: str) -> int:
