@@ -189,13 +189,12 @@ def one_run_at_a_time(folder: Path) -> Iterator[None]:
     kernel drops it when the process dies, however it dies, and no lock file is left behind."""
     created = not folder.exists()
     make_dirs(folder)
-    try:
+    with _opened(folder) as fd:
+        if fd is None:
+            yield
+            return
         import fcntl
-        fd = os.open(folder, os.O_RDONLY)
-    except (ImportError, OSError):  # no flock here (Windows), or a folder we cannot open: go without
-        yield
-        return
-    try:
+
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -212,13 +211,6 @@ def one_run_at_a_time(folder: Path) -> Iterator[None]:
                     folder.rmdir()  # fails, as it should, when the run wrote anything
                 except OSError:
                     pass
-    finally:
-        os.close(fd)
-
-
-def _identity(fd: int) -> tuple[int, int]:
-    status = os.fstat(fd)
-    return status.st_dev, status.st_ino
 
 
 @contextmanager
@@ -226,18 +218,33 @@ def _folder_lock(folder: Path) -> Iterator[None]:
     """Two runs committing into one folder take turns, so neither can interleave its renames with the
     other's (flock on the folder itself: no lock file is left behind). A folder this process holds for
     its run already excludes every other run."""
-    try:
-        import fcntl
-        fd = os.open(folder, os.O_RDONLY)
-    except (ImportError, OSError):  # no flock here (Windows), or a folder we cannot open: go without
-        yield
-        return
-    try:
-        if _identity(fd) not in _HELD:
+    with _opened(folder) as fd:
+        if fd is not None and _identity(fd) not in _HELD:
+            import fcntl
+
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
+
+
+@contextmanager
+def _opened(folder: Path) -> Iterator[int | None]:
+    """A descriptor of `folder` to flock, closed (and so unlocked) on the way out; None where there is
+    no flock (Windows) or the folder cannot be opened: the run goes on without the lock."""
+    try:
+        import fcntl  # noqa: F401 - only where it exists
+        fd = os.open(folder, os.O_RDONLY)
+    except (ImportError, OSError):
+        yield None
+        return
+    try:
+        yield fd
     finally:
         os.close(fd)
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    status = os.fstat(fd)
+    return status.st_dev, status.st_ino
 
 
 def _write_journal(journal: Path, folder: Path, pairs: list[tuple[Path, Path]]) -> None:

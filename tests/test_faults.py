@@ -17,7 +17,6 @@ marked `model` (they run under the model lock).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -41,6 +40,7 @@ from localeval.models import find
 from . import fault_proxy
 from .conftest import cached_calls, write_jsonl
 from .fault_proxy import FaultProxy, Fault
+from .test_resume import RECORDS as CAPITALS, results, usage
 
 TINY = "smollm2-135m-instruct-q4_1"
 pytestmark = pytest.mark.model(TINY)
@@ -53,12 +53,6 @@ RECORDS = [
     {"id": "water", "question": "At what temperature does water boil?", "answer": "Water boils at 50 degrees.",
      "contexts": ["Water boils at 100 degrees Celsius at sea level."]},
 ]
-
-
-def results(out: Path) -> list[tuple[Any, ...]]:
-    """What a user reads per sample: the values and the skip reasons (details hold timings, which vary)."""
-    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
-    return [(row["id"], row["metrics"], row["skipped"]) for row in rows]
 
 
 def one_error_line(stderr: str) -> str:
@@ -199,23 +193,10 @@ def test_a_server_killed_and_restarted_mid_run_is_waited_for(data: Path, tmp_pat
 
 # ---- Ctrl-C, SIGTERM and a second run into the same folder -------------------------------------------------
 
-PAIRS = [("Paris", "France"), ("Berlin", "Germany"), ("Madrid", "Spain"), ("Rome", "Italy"), ("Lisbon", "Portugal"),
-         ("Vienna", "Austria"), ("Athens", "Greece"), ("Oslo", "Norway")]
-CAPITALS = [{"id": f"s{i}", "question": f"What is the capital of {country}?",
-             "answer": f"The capital of {country} is {city}. It is a large city.",
-             "contexts": [f"{city} is the capital and largest city of {country}.", f"{country} is a country in Europe."],
-             "reference": f"{city} is the capital of {country}."} for i, (city, country) in enumerate(PAIRS)]
-
-
 def local_command(data: Path, out: Path, cache: Path) -> list[str]:
     # --parallel 2: windows of 4 samples, so a signal finds some windows done and others not started.
     return [sys.executable, "-m", "localeval", "score", str(data), "-o", str(out), "-m", "faithfulness,context_recall",
             "--judge", TINY, "--threads", "1", "--n-ctx", "2048", "--parallel", "2", "--cache", str(cache), "-q"]
-
-
-def usage(out: Path) -> tuple[int, int]:
-    per_metric = json.loads((out / "summary.json").read_text(encoding="utf-8"))["judge"]["usage"].values()
-    return sum(u["calls"] for u in per_metric), sum(u["cache_hits"] for u in per_metric)
 
 
 @pytest.fixture(scope="module")

@@ -118,8 +118,8 @@ def check_ours(db: sqlite3.Connection, path: Path) -> None:
     """Refuse a SQLite file that holds something else (another program's database, a copy of the wrong
     file): migrating it would write localeval's table into it."""
     tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    if not tables:
-        return  # a new, empty file
+    if not tables or db.execute("PRAGMA user_version").fetchone()[0] > len(MIGRATIONS):
+        return  # a new, empty file; or a newer localeval's cache, which the migration step names
     columns = {row[1] for row in db.execute("PRAGMA table_info(judge_calls)")}
     if "judge_calls" not in tables or not columns <= set(TABLE_COLUMNS) or set(TABLE_COLUMNS[:-1]) - columns:
         shown = ", ".join(sorted(tables)[:5])
@@ -132,7 +132,11 @@ def set_aside_if_damaged(path: Path) -> Path | None:
     where; None when it is sound (every page and every row's digest checked) or absent."""
     if not path.is_file() or path.stat().st_size == 0:
         return None
-    why = _damage(path)
+    try:
+        with JudgeCache(path) as cache:
+            why = cache.damage()
+    except DamagedCache as exc:  # damaged where the opening reads
+        why = exc.why
     if why is None:
         return None
     aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
@@ -145,22 +149,6 @@ def set_aside_if_damaged(path: Path) -> Path | None:
                 raise OutputError(f"cannot move the damaged judge cache {source} aside: {exc.strerror or exc}") from None
     warnings.warn(f"judge cache {path} was damaged ({why}); moved to {aside}, a new cache starts", stacklevel=2)
     return aside
-
-
-def _damage(path: Path) -> str | None:
-    """Why the cache at `path` cannot be trusted, or None."""
-    try:
-        with JudgeCache(path) as cache:
-            with cache._failures_in_one_line():
-                problems = [row[0] for row in cache._db.execute("PRAGMA quick_check")]
-                if problems != ["ok"]:
-                    return f"quick_check: {'; '.join(problems[:3])}"
-                for key, value, stats, digest in cache._db.execute("SELECT key, value, stats, digest FROM judge_calls"):
-                    if digest is not None and digest != row_digest(key, value, stats):
-                        return f"the stored answer of call {key[:12]} no longer matches its digest"
-    except DamagedCache as exc:
-        return exc.why
-    return None
 
 
 class JudgeCache:
@@ -266,6 +254,21 @@ class JudgeCache:
                 raise OutputError(f"judge cache {self.path}: the disk is full ({why}); every call answered so far is "
                                   "kept: free some space and the same command resumes") from None
             raise OutputError(f"judge cache {self.path}: {why}") from None
+
+    def damage(self) -> str | None:
+        """Why this cache cannot be trusted, or None: every page (SQLite's quick_check) and every row's
+        digest checked, so it reads the whole file."""
+        try:
+            with self._failures_in_one_line():
+                problems = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+                if problems != ["ok"]:
+                    return f"quick_check: {'; '.join(problems[:3])}"
+                for key, value, stats, digest in self._db.execute("SELECT key, value, stats, digest FROM judge_calls"):
+                    if digest is not None and digest != row_digest(key, value, stats):
+                        return f"the stored answer of call {key[:12]} no longer matches its digest"
+        except DamagedCache as exc:
+            return exc.why
+        return None
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
