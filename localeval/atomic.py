@@ -185,9 +185,10 @@ _HELD: set[tuple[int, int]] = set()
 def one_run_at_a_time(folder: Path) -> Iterator[None]:
     """Hold `folder` for a whole run, so that a second run into it stops at once with one line instead
     of both computing for hours and the last one silently replacing the other's results. The folder is
-    created if missing (and removed again if the run leaves it empty). flock on the folder itself: the
-    kernel drops it when the process dies, however it dies, and no lock file is left behind."""
-    created = not folder.exists()
+    created if missing (and removed again, with the parents it needed, if the run leaves it empty: a run
+    stopped by bad input leaves nothing behind). flock on the folder itself: the kernel drops it when the
+    process dies, however it dies, and no lock file is left behind."""
+    created = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
     make_dirs(folder)
     with _opened(folder) as fd:
         if fd is None:
@@ -206,11 +207,11 @@ def one_run_at_a_time(folder: Path) -> Iterator[None]:
             yield
         finally:
             _HELD.discard(held)
-            if created:
+            for made in created:
                 try:
-                    folder.rmdir()  # fails, as it should, when the run wrote anything
+                    made.rmdir()  # fails, as it should, when the run wrote anything
                 except OSError:
-                    pass
+                    break
 
 
 @contextmanager

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localeval.atomic import JOURNAL_PREFIX, AtomicFiles, recover_journals, sweep_stale
+from localeval.atomic import JOURNAL_PREFIX, AtomicFiles, one_run_at_a_time, recover_journals, sweep_stale
 from localeval.cli import cli
-from localeval.errors import OutputError
+from localeval.errors import InputError, OutputError
 
 from .conftest import write_jsonl
 
@@ -156,3 +156,25 @@ def test_a_failed_run_removes_its_temps_and_the_folder_it_created(tmp_path: Path
                 handle.write("x")
             raise RuntimeError("a metric failed")
     assert not folder.exists()
+
+
+def test_a_held_folder_refuses_a_second_run_and_a_run_that_wrote_nothing_leaves_nothing(tmp_path: Path) -> None:
+    """The run lock (tests/test_faults.py runs two real processes into one folder): a second holder is refused
+    with one line, the holder's own commits of several files do not wait on it, and a run stopped by bad
+    input removes the folder it created, parents included."""
+    out = tmp_path / "new" / "deeper" / "out"
+    with pytest.raises(InputError):
+        with one_run_at_a_time(out):
+            with pytest.raises(OutputError, match=f"^output folder {out} is in use by another localeval run; wait"):
+                with one_run_at_a_time(out):
+                    pass
+            raise InputError("data.jsonl", 3, "question", "is empty")
+    assert not (tmp_path / "new").exists()
+
+    with one_run_at_a_time(out):
+        with AtomicFiles(out) as files:
+            for name in ("a.json", "b.json"):
+                with files.open(name) as handle:
+                    handle.write("{}")
+            files.commit()  # several renames take the folder's commit lock: the run's own lock must not block it
+    assert sorted(p.name for p in out.iterdir()) == ["a.json", "b.json"]
