@@ -30,7 +30,7 @@ class Progress:
         if self.live:
             self.stream.write("\r" + self.line(now))
             self.stream.flush()
-        elif self.show and now - self._last_log >= LOG_EVERY or (self._logged and self.done == self.total):
+        elif self.show and (now - self._last_log >= LOG_EVERY or (self._logged and self.done == self.total)):
             self._last_log, self._logged = now, True
             self.stream.write(self.line(now) + "\n")
             self.stream.flush()

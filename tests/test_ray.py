@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -175,10 +175,15 @@ def test_without_an_address_a_local_instance_is_started_and_stopped(tmp_path: Pa
 
 
 def raylets() -> set[int]:
+    return processes(lambda command: b"raylet" in command.split(b"\0")[0])
+
+
+def processes(matches: Callable[[bytes], bool]) -> set[int]:
+    """This machine's processes whose command line (/proc/PID/cmdline) `matches`."""
     found = set()
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and b"raylet" in (entry / "cmdline").read_bytes().split(b"\0")[0]:
+            if entry.name.isdigit() and matches((entry / "cmdline").read_bytes()):
                 found.add(int(entry.name))
         except OSError:
             pass
@@ -354,7 +359,8 @@ def test_a_worker_killed_mid_run_changes_no_number(cluster: RayCluster, referenc
                               env=driver_env(cluster, cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_entries(cache, driver, at_least=reference[1] // 3)
-        workers = processes_titled(b"ray::MapWorker(MapBatches(ChunkScorer))")  # Ray Data's actor around ours
+        # Ray names an actor's worker process ray::CLASS; Ray Data's actor wraps ours.
+        workers = processes(lambda command: command.startswith(b"ray::MapWorker(MapBatches(ChunkScorer))"))
         assert workers, "no ChunkScorer worker process found"
         os.kill(min(workers), signal.SIGKILL)
         _, stderr = driver.communicate(timeout=600)
@@ -364,18 +370,6 @@ def test_a_worker_killed_mid_run_changes_no_number(cluster: RayCluster, referenc
     assert driver.returncode == 0, stderr
     assert comparable(out) == comparable(reference[0])
     assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["ray"]["lost"] == 0
-
-
-def processes_titled(title: bytes) -> set[int]:
-    """Processes whose command line starts with `title` (Ray names an actor's worker process ray::CLASS)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(title):
-                found.add(int(entry.name))
-        except OSError:
-            pass
-    return found
 
 
 # Last in the module: the node it adds and stops stays in the cluster's node list, and a run after it would

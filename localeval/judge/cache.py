@@ -74,6 +74,13 @@ def row_digest(key: str, value: str, stats: str) -> str:
     return hashlib.sha256("\x1f".join((key, value, stats)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def _altered(key: str, value: str, stats: str, digest: str | None) -> str | None:
+    """Why a stored row cannot be trusted, or None (a row stored before digests has none to check)."""
+    if digest is not None and digest != row_digest(key, value, stats):
+        return f"the stored answer of call {key[:12]} no longer matches its digest"
+    return None
+
+
 def default_cache_path() -> Path:
     """$LOCALEVAL_CACHE (a file path) if set, else .localeval-cache/judge.sqlite under the current directory."""
     return current().cache_path
@@ -194,8 +201,9 @@ class JudgeCache:
         if row is None:
             return None
         value, stats, digest = row
-        if digest is not None and digest != row_digest(key, value, stats):
-            raise DamagedCache(self.path, f"the stored answer of call {key[:12]} no longer matches its digest")
+        why = _altered(key, value, stats, digest)
+        if why:
+            raise DamagedCache(self.path, why)
         try:
             return json.loads(value), json.loads(stats)
         except (TypeError, ValueError):
@@ -263,9 +271,10 @@ class JudgeCache:
                 problems = [row[0] for row in self._db.execute("PRAGMA quick_check")]
                 if problems != ["ok"]:
                     return f"quick_check: {'; '.join(problems[:3])}"
-                for key, value, stats, digest in self._db.execute("SELECT key, value, stats, digest FROM judge_calls"):
-                    if digest is not None and digest != row_digest(key, value, stats):
-                        return f"the stored answer of call {key[:12]} no longer matches its digest"
+                for row in self._db.execute("SELECT key, value, stats, digest FROM judge_calls"):
+                    why = _altered(*row)
+                    if why:
+                        return why
         except DamagedCache as exc:
             return exc.why
         return None
