@@ -1,5 +1,6 @@
 """localeval installs like any Python tool: a built wheel in a fresh venv, outside the repository, finds
-its prompts, registry and example, installs models, scores, and picks up a third-party metric plugin.
+its prompts, registry and example, installs models, scores, and picks up a third-party plugin package
+(a metric, a judge backend and a criteria file).
 
 The fresh venv sees the project venv's site-packages through a .pth line, so pip resolves the
 dependencies as already installed instead of downloading gigabytes (and no index is needed); localeval itself comes only from
@@ -69,6 +70,26 @@ answer_words = "localeval_answer_words:AnswerWords"
 
 [project.entry-points."localeval.backends"]
 site_engine = "localeval_answer_words:SiteEngine"
+
+[project.entry-points."localeval.criteria"]
+site_criteria = "localeval_answer_words.criteria"
+
+[tool.setuptools]
+packages = ["localeval_answer_words", "localeval_answer_words.criteria"]
+
+[tool.setuptools.package-data]
+"localeval_answer_words.criteria" = ["*.toml"]
+'''
+
+#: A site's criterion, shipped in the plugin package's criteria module (entry-point group localeval.criteria).
+PLUGIN_CRITERION = '''
+name = "cites_policy"
+criterion = "The answer names the policy number it relies on."
+reads = ["answer"]
+scale = "yes/no"
+
+[zh]
+criterion = "回答写明了它所依据的政策编号。"
 '''
 
 
@@ -109,6 +130,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     plugin = root / "plugin"
     (plugin / "localeval_answer_words").mkdir(parents=True)
     (plugin / "localeval_answer_words" / "__init__.py").write_text(PLUGIN, encoding="utf-8")
+    (plugin / "localeval_answer_words" / "criteria").mkdir()
+    (plugin / "localeval_answer_words" / "criteria" / "__init__.py").write_text("", encoding="utf-8")
+    (plugin / "localeval_answer_words" / "criteria" / "cites_policy.toml").write_text(PLUGIN_CRITERION, encoding="utf-8")
     (plugin / "pyproject.toml").write_text(PLUGIN_PYPROJECT, encoding="utf-8")
     run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-index", "--no-build-isolation", str(plugin)],
         cwd=root, env=env)
@@ -153,6 +177,8 @@ def test_metrics_lists_the_plugin(venv: tuple[Path, dict[str, str], Path]) -> No
     listed = run([str(bin_dir / "localeval"), "metrics"], cwd=work, env=env).stdout
     assert "answer_words" in listed and "[plugin localeval_answer_words]" in listed
     assert "lengths: answer_words" in listed and "faithfulness" in listed
+    # the plugin's criteria file joins the shipped ones
+    assert "criteria.cites_policy" in listed and "criteria.conciseness" in listed
 
 
 def test_score_the_bundled_example_with_a_judge_metric_and_the_plugin(venv: tuple[Path, dict[str, str], Path]) -> None:
@@ -161,12 +187,15 @@ def test_score_the_bundled_example_with_a_judge_metric_and_the_plugin(venv: tupl
     example = run([str(bin_dir / "python"), "-c", "import localeval.resources as r; print(r.example_file())"],
                   cwd=work, env=env).stdout.strip()
     # the judge runs on the plugin's backend, found through the entry-point group localeval.backends
-    run([str(bin_dir / "localeval"), "score", example, "--metrics", "mrr,faithfulness,answer_words", "--judge", TINY,
+    run([str(bin_dir / "localeval"), "score", example, "--metrics", "mrr,faithfulness,answer_words,criteria.cites_policy",
+         "--judge", TINY,
          "--threads", "1", "--judge-backend", "site-engine", "--out", "out", "-q"], cwd=work, env=env)
     summary = json.loads((work / "out" / "summary.json").read_text(encoding="utf-8"))
     assert summary["metrics"]["faithfulness"]["n"] + summary["metrics"]["faithfulness"]["n_skipped"] == 8
     assert summary["metrics"]["answer_words"]["n"] == 8 and summary["metrics"]["answer_words"]["mean"] > 3
     assert summary["settings"]["answer_words"] == {"unit": "whitespace-separated words"}
+    assert summary["metrics"]["criteria.cites_policy"]["n"] == 8  # the plugin's criterion, judged
+    assert "policy number" in json.dumps(summary["settings"]["criteria.cites_policy"])
     assert summary["judge"]["judge_model"] == f"{TINY}.gguf" and summary["judge"]["engine"] == "the site's engine"
     # the report's page assets (template, style, scripts) come from the wheel too
     run([str(bin_dir / "localeval"), "report", "out", "-o", "report.html", "--n-boot", "100"], cwd=work, env=env)
