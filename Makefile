@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install models demo test test-fast docs browser fuzz bench clean
+.PHONY: install models demo test test-fast docs browser fuzz peers bench clean
 
 install: $(DEPS) models
 
@@ -63,12 +63,14 @@ browser:
 fuzz: install
 	LOCALEVAL_FUZZ=long $(BIN)/python -m pytest -q tests/test_fuzz.py
 
-# Ragas lives in its own venv so that its dependencies never touch localeval's (bench/ragas_compare.py).
+# The peers of bench/ragas_compare.py (Ragas, DeepEval) and the llama.cpp server that judges for them each live
+# in a venv of their own, so that their dependencies never touch localeval's.
 RAGAS_VENV := bench/.venv-ragas
 RAGAS_DEPS := $(RAGAS_VENV)/.deps-installed
-# The judge for the Ragas comparison: SmolLM2 by default (~20 min); BENCH_JUDGE=qwen2.5-coder-1.5b-instruct-q4_k_m
-# BENCH_ARGS="--ares 2 --halueval 4" for the default judge.
-BENCH_JUDGE ?= smollm2-135m-instruct-q4_1
+PEER_DEPS := $(RAGAS_DEPS) bench/.venv-deepeval/.deps-installed bench/.venv-server/.deps-installed
+# The judge for the comparison: the default judge, 24 rows, both modes (about an hour on 2 cores); BENCH_JUDGE and
+# BENCH_ARGS change it (BENCH_ARGS="--mode whole-set" for the half of it the goals are set on).
+BENCH_JUDGE ?= qwen2.5-coder-1.5b-instruct-q4_k_m
 BENCH_ARGS  ?=
 
 $(RAGAS_DEPS): bench/requirements-ragas.txt $(CONSTRAINTS)
@@ -77,7 +79,15 @@ $(RAGAS_DEPS): bench/requirements-ragas.txt $(CONSTRAINTS)
 	$(RAGAS_VENV)/bin/python -m pip install --quiet -c $(CONSTRAINTS) -r bench/requirements-ragas.txt
 	touch $@
 
-bench: install $(RAGAS_DEPS) fuzz
+bench/.venv-%/.deps-installed: bench/requirements-%.txt
+	test -x bench/.venv-$*/bin/python || $(PYTHON) -m venv bench/.venv-$*
+	bench/.venv-$*/bin/python -m pip install --quiet -r $<
+	touch $@
+
+# The peers' venvs alone, for `bench/ragas_compare.py` without the rest of `make bench`.
+peers: install $(PEER_DEPS)
+
+bench: peers fuzz
 	$(BIN)/python bench/retrieval_bench.py
 	$(BIN)/python bench/streaming_bench.py --rows 1000000
 	$(BIN)/python bench/streaming_bench.py --rows 1000000 --format parquet
@@ -89,7 +99,7 @@ bench: install $(RAGAS_DEPS) fuzz
 	$(BIN)/python bench/injection.py
 	$(BIN)/python bench/decode_cost.py
 	$(BIN)/python bench/engine_bench.py
-	RAGAS_DO_NOT_TRACK=true $(BIN)/python bench/ragas_compare.py --judge $(BENCH_JUDGE) $(BENCH_ARGS)
+	$(BIN)/python bench/ragas_compare.py --judge $(BENCH_JUDGE) $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(RAGAS_VENV) $(OUT) .pytest_cache
+	rm -rf $(VENV) $(RAGAS_VENV) bench/.venv-deepeval bench/.venv-server $(OUT) .pytest_cache

@@ -201,8 +201,8 @@ RAGAS_RUNS: dict[tuple[str, ...], dict[str, Any]] = {}
 
 
 def measure_ragas(dev: DevSet, args: Any) -> list[dict[str, Any]]:
-    """Ragas' factual_correctness on the set's samples, with the same GGUF judge served by llama.cpp from the
-    Ragas venv (harness.run_ragas), one sample at a time; a sample that failed (an exception, NaN) has no
+    """Ragas' factual_correctness on the set's samples, with the same GGUF judge served by llama.cpp's server
+    (harness.run_peer), one sample at a time; a sample that failed (an exception, NaN) has no
     score, and the pair it is in leaves the agreement, counted in `failed`."""
     from localeval import models
     from localeval.settings import physical_cores
@@ -212,8 +212,8 @@ def measure_ragas(dev: DevSet, args: Any) -> list[dict[str, Any]]:
         judge = models.resolve(args.judge, "judge")
         embedder = models.resolve(None, "embedder")
         with harness.model_lock(), tempfile.TemporaryDirectory() as tmp:
-            RAGAS_RUNS[key] = harness.run_ragas(dev.samples, judge, embedder, 4096, args.threads or physical_cores(),
-                                                Path(tmp), metrics="factual_correctness")
+            RAGAS_RUNS[key] = harness.run_peer("ragas", dev.samples, judge, embedder, 4096,
+                                               args.threads or physical_cores(), Path(tmp), metrics="factual_correctness")
     done = RAGAS_RUNS[key]
     samples = done["samples"]
     scores = {s["id"]: s["metrics"]["factual_correctness"] for s in samples

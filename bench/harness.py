@@ -9,7 +9,7 @@ A benchmark imports it before anything of localeval (`python bench/NAME.py` puts
 - `results_path(kind, *parts)`: bench/results/<kind>-<date>[-<part>...].json; `write_json(path, data)`;
 - `model_lock()`: held while a benchmark runs models; the tests take the same lock;
 - `parser(doc, *names, **defaults)`: argparse with the module docstring as --help and the common options;
-- `device`, `ceiling`, `write_synthetic_set`, `run_ragas`: what several benchmarks measure or run alike.
+- `device`, `ceiling`, `write_synthetic_set`, `run_peer`: what several benchmarks measure or run alike.
 """
 
 from __future__ import annotations
@@ -35,7 +35,12 @@ RESULTS = REPO / "bench" / "results"
 #: The `localeval` command of the environment running the benchmark.
 CLI = str(Path(sys.executable).parent / "localeval")
 CACHE = REPO / ".localeval-cache"
-RAGAS_VENV = REPO / "bench" / ".venv-ragas"
+#: The peers of bench/ragas_compare.py, each in a venv of its own, and the llama.cpp server that judges for them.
+PEER_VENVS = {"ragas": REPO / "bench" / ".venv-ragas", "deepeval": REPO / "bench" / ".venv-deepeval"}
+SERVER_VENV = REPO / "bench" / ".venv-server"
+#: Neither peer reports anything home, and nothing reaches a hub.
+PEER_ENV = {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1"}
 #: Held by every process that runs a model (the tests too): on 2 cores two llama.cpp processes slow each other
 #: about tenfold.
 LOCK = Path("/tmp/localeval-model.lock")
@@ -201,27 +206,44 @@ def write_synthetic_set(path: Path, rows: int, seed: int) -> None:
             handle.write(json.dumps(record) + "\n")
 
 
-def run_ragas(records: list[dict[str, Any]], model: Path, embedder: Path, n_ctx: int, threads: int, workdir: Path,
-              metrics: str | None = None) -> dict[str, Any]:
-    """Ragas on `records` (localeval's input format) in bench/.venv-ragas (bench/ragas_side.py), its judge
-    llama-cpp-python's server serving `model` on 127.0.0.1 from that venv; the caller holds the model lock."""
-    from localeval.judge.llama_server import local_server
+def server_version() -> str:
+    """The version of the xllamacpp wheel that serves the peers' judge (bench/judge_server.py)."""
+    done = subprocess.run([str(SERVER_VENV / "bin" / "python"), "-c",
+                           "from importlib.metadata import version; print(version('xllamacpp'))"],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
 
-    python = RAGAS_VENV / "bin" / "python"
-    if not python.exists():
-        raise SystemExit(f"error: {python} is missing; `make bench` creates it (bench/requirements-ragas.txt)")
+
+def run_peer(tool: str, records: list[dict[str, Any]], model: Path, embedder: Path, n_ctx: int, threads: int,
+             workdir: Path, *, mode: str = "per-sample", slots: int = 1, metrics: str | None = None,
+             settings: dict[str, str] | None = None) -> dict[str, Any]:
+    """A peer ("ragas" or "deepeval") on `records` (localeval's input format), in its own venv
+    (bench/<tool>_side.py), its judge llama.cpp's server (bench/judge_server.py, `slots` requests side by side)
+    serving `model` on 127.0.0.1; the caller holds the model lock. `metrics` is Ragas's --metrics; `settings`
+    are environment variables the peer reads (its own settings, not the server's)."""
+    from localeval.judge.llama_server import free_port, serving
+
+    python, server = PEER_VENVS[tool] / "bin" / "python", SERVER_VENV / "bin" / "python"
+    for needed in (python, server):
+        if not needed.exists():
+            raise SystemExit(f"error: {needed} is missing; `make peers` creates it (bench/requirements-*.txt)")
     data = workdir / "slice.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    out = workdir / "ragas.jsonl"
-    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    out = workdir / f"{tool}.jsonl"
+    env = {**os.environ, **PEER_ENV}
+    port = free_port()
+    command = [str(server), str(REPO / "bench" / "judge_server.py"), "--model", str(model), "--port", str(port),
+               "--slots", str(slots), "--n-ctx", str(n_ctx), "--threads", str(threads)]
+    side = [str(python), str(REPO / "bench" / f"{tool}_side.py"), "--data", str(data), "--out", str(out),
+            "--mode", mode, *(["--embedder", str(embedder)] if tool == "ragas" else []),
+            *(["--metrics", metrics] if metrics else [])]
     start = time.perf_counter()
-    with (workdir / "server.log").open("w") as log, local_server(model, n_ctx=n_ctx, threads=threads, log=log,
-                                                                  python=python, logits_all=False, env=env) as (url, _):
+    with (workdir / f"{tool}-server.log").open("w") as log, serving(command, port, log=log, env=env) as (url, _):
         server_start = time.perf_counter() - start
-        subprocess.run([str(python), str(REPO / "bench" / "ragas_side.py"), "--data", str(data),
-                        "--base-url", url, "--embedder", str(embedder), "--out", str(out),
-                        *(["--metrics", metrics] if metrics else [])], env=env, check=True)
+        subprocess.run([*side, "--base-url", url], env={**env, **(settings or {})}, check=True, cwd=workdir)
     lines = read_jsonl(out)
-    header, samples = lines[0], lines[1:]
+    header, samples = lines[0], [line for line in lines[1:] if "whole_set" not in line]
+    totals = next((line["whole_set"] for line in lines[1:] if "whole_set" in line), None)
     return {"setup_seconds": round(server_start + header["setup_seconds"], 3), "server_start_seconds":
-            round(server_start, 3), "versions": header["versions"], "samples": samples}
+            round(server_start, 3), "versions": header["versions"], "samples": samples, "whole_set": totals}
+

@@ -3,15 +3,18 @@
 It scores the slice with Ragas 0.4's own metric classes (ragas.metrics.collections: Faithfulness,
 AnswerRelevancy, ContextPrecision, ContextRecall, the four metrics `ragas.evaluate()` runs by default;
 FactualCorrectness for bench/accuracy.py --ragas, when --metrics names it),
-whose judge is an OpenAI client pointed at the llama_cpp.server the orchestrator started, and whose
+whose judge is an OpenAI client pointed at the llama.cpp server the orchestrator started, and whose
 embeddings are the same local MiniLM folder localeval uses. Nothing here reaches the network.
 
 Every HTTP response from the server passes an httpx hook that counts the request and adds the `usage`
-the server reports, so requests and tokens per sample come from the server, not from estimates;
-instructor's re-asks after invalid JSON are counted too. Samples run one after another and the
-metrics of a sample one after another: the server serves one request at a time anyway, and this
-keeps the per-sample and per-metric accounting exact. A metric that raises, or returns NaN, is
-recorded as failed with the reason, as `ragas.evaluate()` would leave NaN in its table.
+the server reports, so requests and tokens come from the server, not from estimates; instructor's
+re-asks after invalid JSON are counted too. Two modes:
+- `per-sample`: samples one after another and the metrics of a sample one after another, which keeps
+  the per-sample and per-metric accounting exact;
+- `whole-set`: every (sample, metric) job at once, at most RunConfig's default `max_workers` (16) in
+  flight, as `ragas.evaluate()`'s executor runs them, against a server with as many slots.
+A metric that raises, or returns NaN, is recorded as failed with the reason, as `ragas.evaluate()`
+would leave NaN in its table.
 
 Ragas 0.4.3 does not import with any current langchain-community: ragas/llms/base.py imports
 ChatVertexAI from a module langchain-community no longer ships (vibrantlabsai/ragas#2745, open). It
@@ -19,54 +22,29 @@ uses the class only in an isinstance list, so `_patch_vertexai_import` registers
 the workaround in that issue does; nothing else of Ragas is changed.
 
     bench/.venv-ragas/bin/python bench/ragas_side.py --data slice.jsonl --base-url http://127.0.0.1:8765/v1 \
-        --embedder models/all-minilm-l6-v2 --out ragas.jsonl
+        --embedder models/all-minilm-l6-v2 --out ragas.jsonl [--mode whole-set]
 
-(bench/harness.py's run_ragas starts the server and runs it so, for ragas_compare.py and accuracy.py --ragas.)
+(bench/harness.py's run_peer starts the server and runs it so, for ragas_compare.py and accuracy.py --ragas.)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextvars
 import json
 import math
 import os
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from peer_usage import CURRENT, HOOKS, Tally
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-@dataclass
-class Tally:
-    requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    http_errors: int = 0
-
-
-CURRENT: contextvars.ContextVar[Tally | None] = contextvars.ContextVar("current_tally", default=None)
-
-
-async def _count(response: Any) -> None:
-    """httpx response hook: attribute this request and the server's token usage to the running metric."""
-    tally = CURRENT.get()
-    if tally is None or "/chat/completions" not in str(response.request.url):
-        return
-    tally.requests += 1
-    await response.aread()
-    if response.status_code != 200:
-        tally.http_errors += 1
-        return
-    usage = json.loads(response.content).get("usage") or {}
-    tally.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-    tally.completion_tokens += int(usage.get("completion_tokens") or 0)
 
 
 def _patch_vertexai_import() -> None:
@@ -95,7 +73,7 @@ def build_metrics(base_url: str, embedder: str, timeout: float, names: str = DEF
     from ragas.metrics.collections import (AnswerRelevancy, ContextPrecision, ContextRecall, ContextUtilization,
                                            FactualCorrectness, Faithfulness)
 
-    http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [_count]}, timeout=timeout)
+    http = openai.DefaultAsyncHttpxClient(event_hooks=HOOKS, timeout=timeout)
     client = openai.AsyncOpenAI(base_url=base_url, api_key="local", http_client=http, max_retries=0)
     llm = llm_factory("local-judge", client=client)
     embeddings = HuggingFaceEmbeddings(model=embedder, device="cpu")
@@ -132,29 +110,74 @@ def inputs_for(name: str, row: dict[str, Any]) -> dict[str, Any] | None:
     return {**base, "reference": reference, "retrieved_contexts": row["contexts"]}
 
 
-async def score_row(metrics: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": row["id"], "metrics": {}, "usage": {}, "errors": {}}
+#: ragas.RunConfig's default max_workers: how many jobs ragas.evaluate() keeps in flight.
+MAX_WORKERS = 16
+
+
+async def score_one(metric: Any, kwargs: dict[str, Any]) -> tuple[Any, str | None]:
+    """A metric's value, or None and why it failed."""
+    try:
+        value = (await metric.ascore(**kwargs)).value
+    except Exception as error:  # noqa: BLE001 - any failure is a failed value, which is what we count
+        return None, f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None, "NaN"
+    return value, None
+
+
+def jobs(metrics: dict[str, Any], row: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
+    """(the name reported, the metric, its arguments) for each metric that applies to the row."""
+    found = []
     for name, metric in metrics.items():
         kwargs = inputs_for(name, row)
-        if kwargs is None:
-            continue
-        name = "context_precision" if name == "context_utilization" else name
+        if kwargs is not None:
+            found.append(("context_precision" if name == "context_utilization" else name, metric, kwargs))
+    return found
+
+
+async def score_row(metrics: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": row["id"], "metrics": {}, "usage": {}, "errors": {}}
+    for name, metric, kwargs in jobs(metrics, row):
         tally = Tally()
         token = CURRENT.set(tally)
         start = time.perf_counter()
         try:
-            value = (await metric.ascore(**kwargs)).value
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                out["errors"][name] = "NaN"
-                value = None
-        except Exception as error:  # noqa: BLE001 - any failure is a failed sample, which is what we count
-            out["errors"][name] = f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
-            value = None
+            value, error = await score_one(metric, kwargs)
         finally:
             CURRENT.reset(token)
         out["metrics"][name] = value
+        if error:
+            out["errors"][name] = error
         out["usage"][name] = {**asdict(tally), "seconds": round(time.perf_counter() - start, 3)}
     return out
+
+
+async def whole_set(metrics: dict[str, Any], rows: list[dict[str, Any]], handle: Any) -> None:
+    tally = Tally()
+    token = CURRENT.set(tally)  # tasks created below copy this context: every request lands in one tally
+    gate = asyncio.Semaphore(MAX_WORKERS)
+
+    async def limited(metric: Any, kwargs: dict[str, Any]) -> tuple[Any, str | None]:
+        async with gate:
+            return await score_one(metric, kwargs)
+
+    started = time.perf_counter()
+    try:
+        planned = [(row, jobs(metrics, row)) for row in rows]
+        found = await asyncio.gather(*(limited(metric, kwargs) for _, js in planned for _, metric, kwargs in js))
+    finally:
+        CURRENT.reset(token)
+    seconds = time.perf_counter() - started
+    results = iter(found)
+    for row, js in planned:
+        out: dict[str, Any] = {"id": row["id"], "metrics": {}, "errors": {}}
+        for name, _, _ in js:
+            out["metrics"][name], error = next(results)
+            if error:
+                out["errors"][name] = error
+        handle.write(json.dumps(out) + "\n")
+    handle.write(json.dumps({"whole_set": {**asdict(tally), "seconds": round(seconds, 3)}}) + "\n")
+    print(f"ragas whole set: {len(rows)} samples in {seconds:.1f} s, {tally.requests} requests", flush=True)
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -164,6 +187,9 @@ async def run(args: argparse.Namespace) -> None:
     rows = [json.loads(line) for line in Path(args.data).read_text(encoding="utf-8").splitlines() if line.strip()]
     with Path(args.out).open("w", encoding="utf-8") as handle:
         handle.write(json.dumps({"setup_seconds": round(setup, 3), "versions": versions()}) + "\n")
+        if args.mode == "whole-set":
+            await whole_set(metrics, rows, handle)
+            return
         for i, row in enumerate(rows, 1):
             start = time.perf_counter()
             result = await score_row(metrics, row)
@@ -177,8 +203,7 @@ async def run(args: argparse.Namespace) -> None:
 def versions() -> dict[str, str]:
     from importlib.metadata import version
 
-    return {name: version(name) for name in ("ragas", "instructor", "openai", "llama_cpp_python",
-                                             "sentence-transformers")}
+    return {name: version(name) for name in ("ragas", "instructor", "openai", "sentence-transformers")}
 
 
 def main() -> None:
@@ -189,6 +214,7 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per HTTP request")
     parser.add_argument("--metrics", default=DEFAULT_METRICS, help="comma-separated: the default's and factual_correctness")
+    parser.add_argument("--mode", choices=("per-sample", "whole-set"), default="per-sample")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     asyncio.run(run(args))
