@@ -1,7 +1,7 @@
 """The batched engine against the sequential backend: the Ragas metric set on HaluEval-QA dev rows.
 
 Each setting scores the same rows from an empty judge cache (faithfulness, answer_relevance,
-context_precision, context_recall with the default judge), one setting after the other, in one process:
+context_precision, context_recall with the default judge, or --metrics), one setting after the other, in one process:
 samples per minute, prompt / evaluated / generated tokens per second, and the share of the llama.cpp
 ceiling (bench/llama_ceiling.py: the time the run's tokens would take at the single-sequence rates).
 Then every judge call the settings have in common is compared between their caches: the largest
@@ -13,6 +13,7 @@ Then every judge call the settings have in common is compared between their cach
     .venv/bin/python bench/engine_bench.py --parallel 1,4 --rows 60 --no-ceiling --tag rows60   # 200+ calls compared
     .venv/bin/python bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 200   # on a GPU
     .venv/bin/python bench/engine_bench.py --parallel 8 --copy-prefixes on --tag copies   # the GPU policy, on a CPU
+    .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --tag judge   # every judge metric
 
 Run it on a quiet machine: two llama.cpp processes on two cores slow each other about tenfold; it holds
 the model lock. Results go to bench/results/engine-<date>-<judge>-<device>[-<tag>].json.
@@ -102,7 +103,7 @@ def run(samples: list[dict[str, Any]], parallel: int, args: Any, cache: Path, ba
     evaluate(samples[:1], ["mrr"], MetricOptions(judge=judge))  # imports, out of the clock
     started = time.perf_counter()
     with Counted() as counts:
-        result = evaluate(samples, RAGAS, MetricOptions(judge=judge))
+        result = evaluate(samples, args.metrics.split(","), MetricOptions(judge=judge))
     seconds = time.perf_counter() - started
     usage = result.summary["judge"]["usage"]
     total = {k: sum(u[k] for u in usage.values()) for k in ("calls", "prompt_tokens", "cached_tokens", "generated_tokens")}
@@ -202,6 +203,8 @@ def measure(args: Any) -> None:
 def main() -> None:
     parser = harness.parser(__doc__, "judge", "threads", "gpu_layers", "n_ctx", "tag")
     parser.add_argument("--rows", type=int, default=24)
+    parser.add_argument("--metrics", default=",".join(RAGAS), help="metrics and groups, comma-separated (default: "
+                        "the Ragas set; `judge` for every judge metric)")
     parser.add_argument("--parallel", default=None, help="comma-separated settings (default: 1 and the device default)")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
     parser.add_argument("--repeats", type=int, default=1, help="rounds over the settings; the fastest of each is reported")
