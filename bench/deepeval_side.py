@@ -15,8 +15,8 @@ Two modes, as bench/ragas_side.py has them:
   stops the whole run) and `skip_on_missing_params=True` (the rows without a reference answer have no
   contextual precision or recall). Its cache file and results folder go to the working folder.
 
-Every HTTP response passes an httpx hook that counts the request and adds the server's `usage`. A metric
-that raises, returns None or NaN, or reports an error is recorded as failed with the reason.
+Its HTTP client counts every request and adds the server's `usage` (bench/peer_usage.py). A metric that
+raises, returns None or NaN, or reports an error is recorded as failed with the reason.
 
     bench/.venv-deepeval/bin/python bench/deepeval_side.py --data slice.jsonl --base-url http://127.0.0.1:8765/v1 \
         --out deepeval.jsonl [--mode whole-set]
@@ -104,6 +104,7 @@ async def per_sample(rows: list[dict[str, Any]], base_url: str, timeout: float, 
             token = CURRENT.set(tally)
             start = time.perf_counter()
             value, error = None, None
+            metric.error = None  # the metric objects are reused from row to row
             try:
                 value = await metric.a_measure(test_case(row), _show_indicator=False)
             except Exception as exc:  # noqa: BLE001 - any failure is a failed value, which is what we count
@@ -127,7 +128,6 @@ def whole_set(rows: list[dict[str, Any]], base_url: str, timeout: float, handle:
     from deepeval.evaluate.configs import AsyncConfig, DisplayConfig, ErrorConfig
 
     metrics = build_metrics(judge(base_url, timeout))
-    names = {type(metric).__name__: name for name, metric in metrics.items()}
     tally = Tally()
     token = CURRENT.set(tally)
     started = time.perf_counter()
@@ -143,7 +143,7 @@ def whole_set(rows: list[dict[str, Any]], base_url: str, timeout: float, handle:
     for row, tested in zip(rows, by_index):
         out: dict[str, Any] = {"id": row["id"], "metrics": {}, "errors": {}}
         for data in tested.metrics_data or []:
-            name = names.get(data.name) or _metric_name(data.name)
+            name = _metric_name(data.name)
             if not applies(name, row):
                 continue
             failure = _failure(data.score, data.error)

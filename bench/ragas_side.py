@@ -6,9 +6,9 @@ FactualCorrectness for bench/accuracy.py --ragas, when --metrics names it),
 whose judge is an OpenAI client pointed at the llama.cpp server the orchestrator started, and whose
 embeddings are the same local MiniLM folder localeval uses. Nothing here reaches the network.
 
-Every HTTP response from the server passes an httpx hook that counts the request and adds the `usage`
-the server reports, so requests and tokens come from the server, not from estimates; instructor's
-re-asks after invalid JSON are counted too. Two modes:
+Its HTTP client counts every request and adds the `usage` the server reports (bench/peer_usage.py), so
+requests and tokens come from the server, not from estimates; instructor's re-asks after invalid JSON
+are counted too. Two modes:
 - `per-sample`: samples one after another and the metrics of a sample one after another, which keeps
   the per-sample and per-metric accounting exact;
 - `whole-set`: every (sample, metric) job at once, at most RunConfig's default `max_workers` (16) in
