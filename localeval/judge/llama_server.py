@@ -71,13 +71,13 @@ def wait_ready(url: str, server: subprocess.Popen[bytes], timeout: float) -> Non
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited with status {server.returncode} before it was ready")
+            raise RuntimeError(f"the server exited with status {server.returncode} before it was ready")
         try:
             with NO_PROXY.open(url, timeout=5):
                 return
         except OSError:
             time.sleep(0.25)
-    raise RuntimeError(f"llama_cpp.server did not answer {url} within {timeout:.0f} s")
+    raise RuntimeError(f"the server did not answer {url} within {timeout:.0f} s")
 
 
 @contextmanager
