@@ -34,7 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from peer_usage import CURRENT, HOOKS, Tally
+from peer_usage import HOOKS, counting
 
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_UPDATE_WARNING_OPT_IN", "0")
@@ -100,22 +100,18 @@ async def per_sample(rows: list[dict[str, Any]], base_url: str, timeout: float, 
         for name, metric in metrics.items():
             if not applies(name, row):
                 continue
-            tally = Tally()
-            token = CURRENT.set(tally)
-            start = time.perf_counter()
             value, error = None, None
             metric.error = None  # the metric objects are reused from row to row
-            try:
-                value = await metric.a_measure(test_case(row), _show_indicator=False)
-            except Exception as exc:  # noqa: BLE001 - any failure is a failed value, which is what we count
-                error = f"{type(exc).__name__}: {exc}"
-            finally:
-                CURRENT.reset(token)
+            with counting() as tally:
+                try:
+                    value = await metric.a_measure(test_case(row), _show_indicator=False)
+                except Exception as exc:  # noqa: BLE001 - any failure is a failed value, which is what we count
+                    error = f"{type(exc).__name__}: {exc}"
             failure = _failure(value, error or getattr(metric, "error", None))
             out["metrics"][name] = None if failure else float(value)
             if failure:
                 out["errors"][name] = failure
-            out["usage"][name] = {**asdict(tally), "seconds": round(time.perf_counter() - start, 3)}
+            out["usage"][name] = asdict(tally)
         out["seconds"] = round(time.perf_counter() - started, 3)
         handle.write(json.dumps(out) + "\n")
         handle.flush()
@@ -128,17 +124,11 @@ def whole_set(rows: list[dict[str, Any]], base_url: str, timeout: float, handle:
     from deepeval.evaluate.configs import AsyncConfig, DisplayConfig, ErrorConfig
 
     metrics = build_metrics(judge(base_url, timeout))
-    tally = Tally()
-    token = CURRENT.set(tally)
-    started = time.perf_counter()
-    try:
+    with counting() as tally:
         result = evaluate(test_cases=[test_case(r) for r in rows], metrics=list(metrics.values()),
                           async_config=AsyncConfig(),
                           display_config=DisplayConfig(show_indicator=False, print_results=False),
                           error_config=ErrorConfig(ignore_errors=True, skip_on_missing_params=True))
-    finally:
-        CURRENT.reset(token)
-    seconds = time.perf_counter() - started
     by_index = sorted(result.test_results, key=lambda r: r.index if r.index is not None else 0)
     for row, tested in zip(rows, by_index):
         out: dict[str, Any] = {"id": row["id"], "metrics": {}, "errors": {}}
@@ -154,8 +144,8 @@ def whole_set(rows: list[dict[str, Any]], base_url: str, timeout: float, handle:
             if applies(name, row) and name not in out["metrics"]:
                 out["metrics"][name], out["errors"][name] = None, "no result"
         handle.write(json.dumps(out) + "\n")
-    handle.write(json.dumps({"whole_set": {**asdict(tally), "seconds": round(seconds, 3)}}) + "\n")
-    print(f"deepeval whole set: {len(rows)} samples in {seconds:.1f} s, {tally.requests} requests", flush=True)
+    handle.write(json.dumps({"whole_set": asdict(tally)}) + "\n")
+    print(f"deepeval whole set: {len(rows)} samples in {tally.seconds:.1f} s, {tally.requests} requests", flush=True)
 
 
 def _metric_name(label: str) -> str:

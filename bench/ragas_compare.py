@@ -145,9 +145,7 @@ def run_localeval(rows: list[dict[str, Any]], judge: str | None, n_ctx: int, thr
                 work = kit.judge.totals - before
                 print(f"localeval whole set: {len(rows)} samples in {seconds:.1f} s, {work.calls} requests", flush=True)
                 return {"setup_seconds": round(setup, 3), "samples": [_localeval_sample(r, None) for r in results],
-                        "whole_set": {"requests": work.calls, "cache_hits": work.cache_hits,
-                                      "prompt_tokens": work.prompt_tokens, "cached_tokens": work.cached_tokens,
-                                      "completion_tokens": work.generated_tokens, "seconds": round(seconds, 3)}}
+                        "whole_set": {**_in_peer_terms(work.as_dict()), "seconds": round(seconds, 3)}}
             found = []
             for i, (row, sample) in enumerate(zip(rows, samples), 1):
                 if not share_cache:
@@ -173,13 +171,16 @@ def _localeval_sample(result: dict[str, Any], seconds: float | None) -> dict[str
         values[name] = result["metrics"].get(name)
         if reason:
             errors[name] = reason
-        judge = result["details"].get(name, {}).get("judge", {})
-        usage[name] = {"requests": judge.get("calls", 0), "prompt_tokens": judge.get("prompt_tokens", 0),
-                       "cached_tokens": judge.get("cached_tokens", 0),
-                       "completion_tokens": judge.get("generated_tokens", 0), "seconds": judge.get("seconds", 0.0),
-                       "cache_hits": judge.get("cache_hits", 0)}
+        usage[name] = _in_peer_terms(result["details"].get(name, {}).get("judge", {}))
     return {"id": result["id"], "metrics": values, "usage": usage, "errors": errors,
             **({} if seconds is None else {"seconds": round(seconds, 3)})}
+
+
+def _in_peer_terms(stats: dict[str, Any]) -> dict[str, Any]:
+    """localeval's judge stats (CallStats' fields) under the names the peers' usage has."""
+    return {"requests": stats.get("calls", 0), "prompt_tokens": stats.get("prompt_tokens", 0),
+            "cached_tokens": stats.get("cached_tokens", 0), "completion_tokens": stats.get("generated_tokens", 0),
+            "seconds": stats.get("seconds", 0.0), "cache_hits": stats.get("cache_hits", 0)}
 
 
 # ---- the table -----------------------------------------------------------------------------------
@@ -340,6 +341,7 @@ def run_tools(tools: list[str], mode: str, rows: list[dict[str, Any]], args: Any
             runs[tool] = harness.run_peer(side, [input_record(r) for r in rows], model, embedder, args.n_ctx, threads,
                                           Path(tmp), mode=mode, slots=slots(tool, mode), settings=settings)
         versions[tool] = runs[tool].pop("versions")
+    if set(tools) - {"localeval"}:
         versions["judge_server"] = {"xllamacpp": harness.server_version()}
     return runs, versions
 

@@ -40,7 +40,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from peer_usage import CURRENT, HOOKS, Tally
+from peer_usage import HOOKS, counting
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -138,36 +138,25 @@ def jobs(metrics: dict[str, Any], row: dict[str, Any]) -> list[tuple[str, Any, d
 async def score_row(metrics: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"id": row["id"], "metrics": {}, "usage": {}, "errors": {}}
     for name, metric, kwargs in jobs(metrics, row):
-        tally = Tally()
-        token = CURRENT.set(tally)
-        start = time.perf_counter()
-        try:
+        with counting() as tally:
             value, error = await score_one(metric, kwargs)
-        finally:
-            CURRENT.reset(token)
         out["metrics"][name] = value
         if error:
             out["errors"][name] = error
-        out["usage"][name] = {**asdict(tally), "seconds": round(time.perf_counter() - start, 3)}
+        out["usage"][name] = asdict(tally)
     return out
 
 
 async def whole_set(metrics: dict[str, Any], rows: list[dict[str, Any]], handle: Any) -> None:
-    tally = Tally()
-    token = CURRENT.set(tally)  # tasks created below copy this context: every request lands in one tally
     gate = asyncio.Semaphore(MAX_WORKERS)
 
     async def limited(metric: Any, kwargs: dict[str, Any]) -> tuple[Any, str | None]:
         async with gate:
             return await score_one(metric, kwargs)
 
-    started = time.perf_counter()
-    try:
+    with counting() as tally:  # the tasks gathered below copy its context: every request lands in one tally
         planned = [(row, jobs(metrics, row)) for row in rows]
         found = await asyncio.gather(*(limited(metric, kwargs) for _, js in planned for _, metric, kwargs in js))
-    finally:
-        CURRENT.reset(token)
-    seconds = time.perf_counter() - started
     results = iter(found)
     for row, js in planned:
         out: dict[str, Any] = {"id": row["id"], "metrics": {}, "errors": {}}
@@ -176,8 +165,8 @@ async def whole_set(metrics: dict[str, Any], rows: list[dict[str, Any]], handle:
             if error:
                 out["errors"][name] = error
         handle.write(json.dumps(out) + "\n")
-    handle.write(json.dumps({"whole_set": {**asdict(tally), "seconds": round(seconds, 3)}}) + "\n")
-    print(f"ragas whole set: {len(rows)} samples in {seconds:.1f} s, {tally.requests} requests", flush=True)
+    handle.write(json.dumps({"whole_set": asdict(tally)}) + "\n")
+    print(f"ragas whole set: {len(rows)} samples in {tally.seconds:.1f} s, {tally.requests} requests", flush=True)
 
 
 async def run(args: argparse.Namespace) -> None:
