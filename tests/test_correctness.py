@@ -105,7 +105,7 @@ def entailed_if_words_present(call: DistributionCall) -> dict[str, float]:
     if "yes" not in call.groups:
         return {k: 1.0 for k in call.groups}
     statement = words(between(call.text, "<statement>", "</statement>"))
-    for tag in ("passages", "reference_answer", "answer"):
+    for tag in ("context", "reference_answer", "answer"):
         if f"<{tag}>" in call.text:
             evidence = words(between(call.text, f"<{tag}>", f"</{tag}>"))
             break

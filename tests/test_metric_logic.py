@@ -38,20 +38,20 @@ def words(text: str) -> set[str]:
 
 
 def supported_if_words_present(call: DistributionCall) -> dict[str, float]:
-    """verify_statement: P(yes) = 0.9 when every word of the statement is in the passages, else 0.1."""
+    """verify_statement: P(yes) = 0.9 when every word of the statement is in the context, else 0.1."""
     if "yes" not in call.groups:
         return {k: 1.0 for k in call.groups}
     statement = between(call.text, "<statement>", "</statement>")
-    context = between(call.text, "<passages>", "</passages>")
+    context = between(call.text, "<context>", "</context>")
     return {"yes": 0.9, "no": 0.1} if words(statement) <= words(context) else {"yes": 0.1, "no": 0.9}
 
 
 def supported_by_word_share(call: DistributionCall) -> dict[str, float]:
-    """verify_statement: P(yes) = the share of the statement's words that are in the passages."""
+    """verify_statement: P(yes) = the share of the statement's words that are in the context."""
     if "yes" not in call.groups:
         return {k: 1.0 for k in call.groups}
     statement = words(between(call.text, "<statement>", "</statement>"))
-    share = len(statement & words(between(call.text, "<passages>", "</passages>"))) / len(statement)
+    share = len(statement & words(between(call.text, "<context>", "</context>"))) / len(statement)
     return {"yes": share, "no": 1.0 - share}
 
 
@@ -196,7 +196,7 @@ def test_rating_is_the_expected_value_of_the_distribution(tmp_path: Path) -> Non
 
 def test_context_precision_ranks_useful_chunks(tmp_path: Path) -> None:
     record = dict(RECORD, contexts=["Rome is in Italy.", "Paris is in France.", "Berlin is big."])
-    backend = FakeBackend(probability_rule=lambda c: {"yes": 0.8, "no": 0.2} if "Paris" in between(c.text, "<passages>", "</passages>")
+    backend = FakeBackend(probability_rule=lambda c: {"yes": 0.8, "no": 0.2} if "Paris" in between(c.text, "Passage:")
                           else {"yes": 0.2, "no": 0.8})
     outcome = measure("context_precision", record, backend, tmp_path / "c.sqlite")
     # relevant = [0, 1, 0]: precision@2 = 1/2, one relevant chunk (by hand)
@@ -209,7 +209,7 @@ def test_the_verdict_threshold_moves_every_count_and_no_judge_call(tmp_path: Pat
     record = dict(RECORD, contexts=["Rome is in Italy.", "Paris is in France.", "Berlin is big."])
     p_yes = {"Rome": 0.7, "Paris": 0.9, "Berlin": 0.2}
     backend = FakeBackend(split_answer, probability_rule=lambda c: next(
-        ({"yes": p, "no": 1 - p} for word, p in p_yes.items() if word in between(c.text, "<passages>", "</passages>")),
+        ({"yes": p, "no": 1 - p} for word, p in p_yes.items() if word in between(c.text, "Passage:")),
         {"yes": 0.6, "no": 0.4}))
     at_half = measure("context_precision", record, backend, tmp_path / "c.sqlite")
     calls = len(backend.calls)

@@ -26,7 +26,7 @@ from ..model_kit import ModelKit
 from .base import ChunkDetails, Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import best_of_windows, joined, sentence_statements, statements_of, support
+from .steps import best_of_windows, sentence_statements, statements_of, support
 
 RECALL_STATEMENTS = ("sentences", "judge")
 
@@ -46,7 +46,7 @@ class ContextPrecision(VerdictMetric):
             return Skipped("missing field 'reference' (or 'answer')")
         if not sample.contexts:
             return Skipped("no contexts retrieved")
-        probs = yield from best_of_windows(self.kit, lang, "context_useful", "context", [joined([c]) for c in sample.contexts],
+        probs = yield from best_of_windows(self.kit, lang, "context_useful", "context", [c.text for c in sample.contexts],
                                            question=sample.question, target=target, target_kind=against)
         relevant = [p >= self.threshold for p in probs]
         return Measurement({self.name: precision_weighted(relevant)},

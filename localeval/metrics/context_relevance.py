@@ -30,7 +30,7 @@ from ..text import split_sentences
 from .base import ChunkDetails, Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, threshold_of
 from .registry import register_metric
-from .steps import best_of_windows, joined
+from .steps import best_of_windows
 
 METHODS = ("list", "probability")
 
@@ -126,7 +126,7 @@ class PassageRelevance(VerdictMetric):
         contexts = [c for _, c in ranked]
         if not contexts:
             return Skipped("contexts have no text")
-        probs = yield from best_of_windows(self.kit, lang, "passage_relevant", "passage", [joined([c]) for c in contexts],
+        probs = yield from best_of_windows(self.kit, lang, "passage_relevant", "passage", [c.text for c in contexts],
                                            question=sample.question)
         return Measurement({self.name: sum(probs) / len(probs)},
                            {"passages": [{"id": c.id, "rank": rank, "p": round(p, 6), "relevant": p >= self.threshold}

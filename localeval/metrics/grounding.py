@@ -47,7 +47,6 @@ from ..judge.injection import screen
 from .base import Measurement, Outcome, Skipped
 from .judged import Flow, JudgeMetric
 from .registry import register_metric
-from .steps import joined
 
 #: The share of the answer's tokens, the least expected ones, whose mean log-probability is the headline,
 #: and the fewest tokens it takes. Two, not one: a short answer's least expected token is often how it
@@ -80,7 +79,7 @@ class Grounding(JudgeMetric):
         if not sample.contexts:
             return Skipped("no contexts to ground the answer in")
         judge = self.kit.judge
-        text = joined(sample.contexts)
+        text = "\n\n".join(c.text for c in sample.contexts)
         empty = self.kit.prompt("grounding", lang, question=sample.question, context="")
         windows = judge.windows(text, judge.context_budget(empty, max_tokens=judge.count_tokens(answer)))
         replies = yield [Ask.continuation_of(self.kit.prompt("grounding", lang, question=sample.question, context=window),
