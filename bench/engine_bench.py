@@ -14,6 +14,7 @@ Then every judge call the settings have in common is compared between their cach
     .venv/bin/python bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 200   # on a GPU
     .venv/bin/python bench/engine_bench.py --parallel 8 --copy-prefixes on --tag copies   # the GPU policy, on a CPU
     .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --tag judge   # every judge metric
+    .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --rows-from faithbench --tag judge-faithbench
 
 Run it on a quiet machine: two llama.cpp processes on two cores slow each other about tenfold; it holds
 the model lock. Results go to bench/results/engine-<date>-<judge>-<device>[-<tag>].json.
@@ -38,11 +39,18 @@ from localeval.judge import RunConfig
 RAGAS = ["faithfulness", "answer_relevance", "context_precision", "context_recall"]
 
 
-def rows(n: int) -> list[dict[str, Any]]:
+#: Row sources: HaluEval-QA (one short passage, one-sentence answers, a reference) and FaithBench (one long
+#: source passage, multi-sentence summaries, no reference).
+SOURCES = {"halueval": ("halueval_qa_dev.jsonl", ("id", "question", "answer", "contexts", "reference")),
+           "faithbench": ("faithbench_dev.jsonl", ("id", "question", "answer", "contexts"))}
+
+
+def rows(n: int, source: str = "halueval") -> list[dict[str, Any]]:
+    name, keys = SOURCES[source]
     out = []
-    for line in harness.dev_data("halueval_qa_dev.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in harness.dev_data(name).read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        out.append({k: row[k] for k in ("id", "question", "answer", "contexts", "reference")})
+        out.append({k: row[k] for k in keys})
         if len(out) == n:
             break
     return out
@@ -106,7 +114,7 @@ def run(samples: list[dict[str, Any]], parallel: int, args: Any, cache: Path, ba
         result = evaluate(samples, args.metrics.split(","), MetricOptions(judge=judge))
     seconds = time.perf_counter() - started
     usage = result.summary["judge"]["usage"]
-    total = {k: sum(u[k] for u in usage.values()) for k in ("calls", "prompt_tokens", "cached_tokens", "generated_tokens")}
+    total = {k: sum(u.get(k, 0) for u in usage.values()) for k in ("calls", "prompt_tokens", "cached_tokens", "generated_tokens")}
     skipped = sum(m["n_skipped"] for m in result.summary["metrics"].values())
     return {"parallel": parallel, "engine": result.summary["judge"]["engine"], "samples": len(samples),
             "seconds": round(seconds, 2), "samples_per_min": round(60 * len(samples) / seconds, 3),
@@ -149,7 +157,7 @@ def measure(args: Any) -> None:
     batched = copy_prefixes_backend(args.copy_prefixes)
     default = RunConfig.resolve(JudgeOptions(judge=args.judge, gpu_layers=args.gpu_layers, n_ctx=args.n_ctx)).parallel
     settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
-    samples = rows(args.rows)
+    samples = rows(args.rows, args.rows_from)
     limit = None if args.no_ceiling or args.gpu_layers else harness.ceiling(args.judge, n_ctx=args.n_ctx,
                                                                               threads=args.threads)
     # sentence-transformers' first import (~13 s) would otherwise fall in the first setting's clock alone.
@@ -203,6 +211,7 @@ def measure(args: Any) -> None:
 def main() -> None:
     parser = harness.parser(__doc__, "judge", "threads", "gpu_layers", "n_ctx", "tag")
     parser.add_argument("--rows", type=int, default=24)
+    parser.add_argument("--rows-from", choices=sorted(SOURCES), default="halueval", help="the dev set the rows come from")
     parser.add_argument("--metrics", default=",".join(RAGAS), help="metrics and groups, comma-separated (default: "
                         "the Ragas set; `judge` for every judge metric)")
     parser.add_argument("--parallel", default=None, help="comma-separated settings (default: 1 and the device default)")
