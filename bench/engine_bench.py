@@ -15,6 +15,7 @@ Then every judge call the settings have in common is compared between their cach
     .venv/bin/python bench/engine_bench.py --parallel 8 --copy-prefixes on --tag copies   # the GPU policy, on a CPU
     .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --tag judge   # every judge metric
     .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --rows-from faithbench --tag judge-faithbench
+    .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --scoring-slots 6 --tag slots6
 
 Run it on a quiet machine: two llama.cpp processes on two cores slow each other about tenfold; it holds
 the model lock. Results go to bench/results/engine-<date>-<judge>-<device>[-<tag>].json.
@@ -155,6 +156,10 @@ def measure(args: Any) -> None:
     """Every setting --repeats times from an empty cache, the fastest of each against the ceiling, and the
     judge calls the settings share compared between their caches."""
     batched = copy_prefixes_backend(args.copy_prefixes)
+    if args.scoring_slots is not None:  # a module constant of the engine, read when a context is made
+        from localeval.judge import llama_batched
+
+        llama_batched.SCORING_SLOTS = args.scoring_slots
     default = RunConfig.resolve(JudgeOptions(judge=args.judge, gpu_layers=args.gpu_layers, n_ctx=args.n_ctx)).parallel
     settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
     samples = rows(args.rows, args.rows_from)
@@ -217,6 +222,9 @@ def main() -> None:
     parser.add_argument("--parallel", default=None, help="comma-separated settings (default: 1 and the device default)")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
     parser.add_argument("--repeats", type=int, default=1, help="rounds over the settings; the fastest of each is reported")
+    parser.add_argument("--scoring-slots", type=int, default=None,
+                        help="the batched engine's slots for verdicts on a CPU (default: the engine's own, "
+                        "llama_batched.SCORING_SLOTS); the rest of --parallel are generation lanes")
     parser.add_argument("--copy-prefixes", choices=("auto", "on", "off"), default="auto",
                         help="the batched engine's prefix policy (auto: copies on a GPU only)")
     args = parser.parse_args()
