@@ -223,7 +223,7 @@ def main() -> None:
     parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
     parser.add_argument("--repeats", type=int, default=1, help="rounds over the settings; the fastest of each is reported")
     parser.add_argument("--scoring-slots", type=int, default=None,
-                        help="the batched engine's slots for verdicts on a CPU (default: the engine's own, "
+                        help="the batched engine's fewest slots for verdicts on a CPU (default: the engine's own, "
                         "llama_batched.SCORING_SLOTS); the rest of --parallel are generation lanes")
     parser.add_argument("--copy-prefixes", choices=("auto", "on", "off"), default="auto",
                         help="the batched engine's prefix policy (auto: copies on a GPU only)")

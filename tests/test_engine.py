@@ -173,6 +173,34 @@ def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tm
     judge.close()
 
 
+def test_a_round_with_more_verdict_prompts_than_scoring_slots_takes_slots_from_the_lanes(tmp_path: Path) -> None:
+    """Six verdict prompts in a round get six verdict slots (the lanes give up two, down to MIN_LANES), so
+    each keeps its instructions for the next round: every call of the second round reuses them."""
+    path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
+    kit = ModelKit.of(JudgeOptions())
+
+    def round_of(question: str, answer: str) -> list[Ask]:
+        return [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=answer)),
+                Ask.yes_no(kit.prompt("passage_relevant", "en", passage=CONTEXT, question=question)),
+                Ask.yes_no(kit.prompt("context_useful", "en", question=question, target=answer,
+                                      target_kind="reference", context=CONTEXT)),
+                Ask.yes_no(kit.prompt("sentence_relevant", "en", question=question, passages=CONTEXT, sentence=answer)),
+                Ask.yes_no(kit.prompt("correctness_verdict", "en", question=question, passage=answer,
+                                      statement=answer, against="reference")),
+                Ask.choice(kit.prompt("relevance_rating", "en", question=question, answer=answer))]
+
+    backend = BatchedLlamaBackend(path, sha, parallel=14, n_ctx=1024, n_threads=1)
+    assert backend.lanes == 10
+    judge = Judge(backend, tmp_path / "b.sqlite")
+    judge.ask(round_of("Where was Curie born?", "Curie was born in Warsaw."))
+    assert backend._lanes == 8  # noqa: SLF001
+    second = judge.ask(round_of("When did Curie die?", "Curie died in 1934."))
+    assert all(answer.stats.cached_tokens > 40 for answer in second)  # more than the chat template's first tokens
+    judge.ask(round_of("What did Curie win?", "Curie won two Nobel Prizes.")[:2])
+    assert backend._lanes == 10  # noqa: SLF001  (two verdict prompts: every lane generates)
+    judge.close()
+
+
 def test_the_cpu_default_follows_the_judges_weights_and_the_memory_its_streams_take(tmp_path: Path) -> None:
     """16 sequences (generation lanes) for a K-quant judge, read from its GGUF header; 4 for weights the tiled
     kernel does not take (the tiny judge is Q4_1), for streams that would outgrow a quarter of the memory,

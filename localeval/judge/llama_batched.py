@@ -21,7 +21,9 @@ memory-bound, so N sequences cost little more than one. This backend drives llam
   (SCORING_SLOTS + MIN_LANES) the lowest slots are generation lanes: JSON calls run there side by
   side, each taking the lowest idle lane and a copy of its instructions from wherever they are, so that
   the generating lanes are consecutive sequences, which llama.cpp's equal split keeps in one
-  micro-batch; the top slots take the distribution calls as above. On a GPU sequences side by side are
+  micro-batch; the top slots take the distribution calls as above, at least SCORING_SLOTS of them and
+  one per verdict prompt of the round while MIN_LANES lanes remain, so that each prompt keeps its
+  instructions in a slot of its own. On a GPU sequences side by side are
   the gain for every call, so the prefix is copied into an idle slot (`llama_memory_seq_cp` between
   streams) and the call starts at once;
 - every decode carries, per token in sequence order, its sequence id and position; the last prompt token
@@ -74,7 +76,8 @@ from .llama_model import JsonDecoding, LlamaModel
 #: slot holds (on a CPU); and a shorter share with an idle slot counts as none when choosing one.
 WAIT_FOR_SHARED = 32
 #: On a CPU with at least SCORING_SLOTS + MIN_LANES sequences, the lowest-numbered slots are generation lanes
-#: (JSON calls only) and the top SCORING_SLOTS slots take the calls that read one distribution. MIN_LANES:
+#: (JSON calls only) and the top SCORING_SLOTS slots (more for a round with more verdict prompts, _lanes_for)
+#: take the calls that read one distribution. MIN_LANES:
 #: llama.cpp's tiled K-quant matrix multiply takes a micro-batch from 8 rows on, where a row costs a fraction
 #: of one decoded alone (bench/decode_cost.py); fewer lanes than that would gain nothing.
 SCORING_SLOTS = 4
@@ -152,8 +155,10 @@ class BatchedLlamaBackend(LlamaModel):
         self._n_vocab = lc.llama_vocab_n_tokens(self._vocab)
         self._slots = [_Slot(seq) for seq in range(parallel)]
         lanes = parallel - SCORING_SLOTS
-        #: Slots 0..lanes-1 take the JSON calls, the rest the distribution calls; 0: any call takes any slot.
+        #: The most generation lanes (0: any call takes any slot); a round of calls may use fewer (_lanes_for).
         self.lanes = lanes if not self.copy_prefixes and lanes >= MIN_LANES else 0
+        #: This round's: slots 0.._lanes-1 take the JSON calls, the rest the distribution calls.
+        self._lanes = self.lanes
         self._finished = 0
         self._fresh: list[int] = []  # calls whose reply is final but not yet handed to run's on_reply
         self._grammars: dict[str, Any] = {}
@@ -180,6 +185,7 @@ class BatchedLlamaBackend(LlamaModel):
 
         replies: list[Reply | None] = [None] * len(calls)
         self._fresh.clear()
+        self._lanes = self._lanes_for(calls)
         queue: deque[_Job] = deque()
         for i, call in enumerate(calls):
             try:
@@ -203,6 +209,16 @@ class BatchedLlamaBackend(LlamaModel):
             for job in queue:
                 if job.sampler is not None:
                     lc.llama_sampler_free(job.sampler)
+
+    def _lanes_for(self, calls: Sequence[Call]) -> int:
+        """Generation lanes for a round: a verdict slot for each verdict prompt in it beyond SCORING_SLOTS,
+        taken from the lanes down to MIN_LANES. With fewer slots than verdict prompts, their instructions
+        take turns in the slots and are decoded again each time (every judge metric at once asks five);
+        a round with only a few such prompts (the Ragas set) keeps every lane for generating."""
+        if not self.lanes:
+            return 0
+        prompts = len({call.name for call in calls if not isinstance(call, JsonCall)})
+        return min(self.lanes, max(MIN_LANES, self.parallel - prompts))
 
     def _reply(self, replies: list[Reply | None], index: int, reply: Reply) -> None:
         replies[index] = reply
@@ -234,8 +250,8 @@ class BatchedLlamaBackend(LlamaModel):
         waiting: list[_Job] = []
         while queue and any(slot.job is None for slot in self._slots):
             job = queue.popleft()
-            lane = self.lanes > 0 and isinstance(job.call, JsonCall)
-            pool = self._slots[:self.lanes] if lane else self._slots[self.lanes:]
+            lane = self._lanes > 0 and isinstance(job.call, JsonCall)
+            pool = self._slots[:self._lanes] if lane else self._slots[self._lanes:]
             idle = [slot for slot in pool if slot.job is None]
             if not idle:
                 waiting.append(job)
