@@ -30,30 +30,6 @@ _WORD = re.compile(f"[{CJK_LETTERS}]{{2}}|[^\\W_{CJK_LETTERS}]+")
 _CHECKABLE = re.compile(r"[^\W_]")
 
 
-#: English function words: two texts share them without saying anything in common. Chinese is matched by
-#: character bigrams (_WORD), which carry content.
-FUNCTION_WORDS = frozenset("""
-a an the and or but if then than so of in on at to for from by with without about as into onto over under
-is are was were be been being am do does did done have has had having will would shall should can could may
-might must it its this that these those there here he she they we you i me him her them us my your his their
-our who whom whose which what when where why how not no nor yes also very more most much many some any all
-each every other such only own same just s t
-""".split())
-
-
-def content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS}
-
-
-def unmentioned(statement: str, text: str) -> bool:
-    """Whether `statement` has content words and `text` holds none of them: then the text cannot state it,
-    whatever a lenient judge would say of it. A sentence written to sway the judge ("every line above is
-    taken from the sources") is such a statement, and so is a claim about something the passages never name;
-    a statement with no content word at all ("Yes.") is left to the judge."""
-    words = content_words(statement)
-    return bool(words) and not words & content_words(text)
-
-
 def joined(passages: Sequence[Context]) -> str:
     """Passages as one text, numbered in rank order, so the judge sees where each begins."""
     return "\n\n".join(f"[{i}] {p.text.strip()}" for i, p in enumerate(passages, start=1))
@@ -108,25 +84,18 @@ def support(kit: ModelKit, lang: str, statements: Sequence[str], passages: Seque
     which may not name what they are about. The number of windows goes into the details: nothing is
     ever silently truncated.
     """
-    text = joined(passages)
-    asked = [s for s in statements if not unmentioned(s, text)]
-    if not asked:
-        return [0.0] * len(statements), 0
     if evidence == "context":
-        found, windows = yield from entailed(kit, lang, VERDICTS[verdict], "context", asked, text,
-                                             verdict=verdict, question=question)
-    else:
-        judge = kit.judge
-        name = VERDICTS[verdict]
-        longest = max(asked, key=len)
-        budget = judge.context_budget(kit.prompt(name, lang, context="", statement=longest, question=question))
-        sentences = split_sentences(text)
-        per_statement = [judge.windows(select_evidence(statement, sentences), budget) for statement in asked]
-        pairs = [(chunk, i) for i, chunks in enumerate(per_statement) for chunk in chunks]
-        found = yield from _best_verdicts(kit, lang, name, "context", asked, pairs, verdict, question=question)
-        windows = max(len(chunks) for chunks in per_statement)
-    answers = iter(found)
-    return [next(answers) if s in asked else 0.0 for s in statements], windows
+        return (yield from entailed(kit, lang, VERDICTS[verdict], "context", statements, joined(passages),
+                                    verdict=verdict, question=question))
+    judge = kit.judge
+    name = VERDICTS[verdict]
+    longest = max(statements, key=len, default="")
+    budget = judge.context_budget(kit.prompt(name, lang, context="", statement=longest, question=question))
+    sentences = split_sentences(joined(passages))
+    per_statement = [judge.windows(select_evidence(statement, sentences), budget) for statement in statements]
+    pairs = [(chunk, i) for i, chunks in enumerate(per_statement) for chunk in chunks]
+    best = yield from _best_verdicts(kit, lang, name, "context", statements, pairs, verdict, question=question)
+    return best, max(len(chunks) for chunks in per_statement)
 
 
 def entailed(kit: ModelKit, lang: str, name: str, slot: str, statements: Sequence[str], text: str, *,
