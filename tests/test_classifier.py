@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from localeval.atomic import one_run_at_a_time
 from localeval.classifier.pairs import distilled_pairs, generated_pairs, labelled_pairs, read_pairs
 from localeval.cli import cli
 from localeval.errors import InputError
@@ -199,6 +200,9 @@ def test_train_refuses_a_folder_of_other_files_and_too_few_pairs(tmp_path: Path)
     busy = invoke("train", "--data", str(data), "-o", str(tmp_path / "mine"))
     assert busy.exit_code == 2 and "holds files and no manifest.json" in busy.output
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    with one_run_at_a_time(tmp_path / "held"):  # another training into it, still running
+        held = invoke("train", "--data", str(data), "-o", str(tmp_path / "held"))
+    assert held.exit_code == 2 and f"output folder {tmp_path / 'held'} is in use by another localeval run" in held.output
 
 
 # ---- training pairs --------------------------------------------------------------------------------

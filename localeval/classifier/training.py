@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import __version__
+from ..atomic import one_run_at_a_time
 from ..errors import OptionError, OutputError
 from ..files import check_output_dir
 from ..progress import Progress
@@ -50,13 +51,20 @@ class TrainOptions:
 
 def train(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progress: bool = False) -> dict[str, Any]:
     """Train, then write out_dir in one step (a folder built beside it and renamed in), so an interrupted
-    training never leaves a half-written classifier where a run would read it. Returns the manifest."""
-    from .. import models
-
+    training never leaves a half-written classifier where a run would read it; out_dir is held for the whole
+    training, so a second one into it stops at once instead of replacing the first's result. Returns the
+    manifest."""
     check_output_dir(out_dir, (MANIFEST,))
     if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MANIFEST).is_file():
         raise OutputError(f"{out_dir} holds files and no {MANIFEST}: give a new folder, or a classifier "
                           "folder to replace")
+    with one_run_at_a_time(out_dir):
+        return _trained(pairs, out_dir, options, progress)
+
+
+def _trained(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progress: bool) -> dict[str, Any]:
+    from .. import models
+
     by_judgement = _split_by_judgement(pairs, options.judgements)
     base = models.find(BASE, "embedder")
     base_path = models.resolve(BASE, "embedder")
