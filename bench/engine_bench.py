@@ -85,22 +85,31 @@ class Counted:
             setattr(module, name, real)
 
 
-def copy_prefixes_backend(choice: str) -> str | None:
-    """--copy-prefixes on/off: the batched engine with its prefix policy fixed regardless of the device (which
-    picks it otherwise: copies on a GPU), registered as a judge backend of its own, so that the GPU policy's
-    token and step counts can be measured on a CPU; its name, or None for auto."""
-    if choice == "auto":
+def forced_backend(copy_prefixes: str, scoring_slots: int | None) -> str | None:
+    """The batched engine with a policy fixed, registered as a judge backend of its own; its name, or None
+    when nothing is forced. --copy-prefixes on/off: the prefix policy regardless of the device (which picks
+    it otherwise: copies on a GPU), so that the GPU policy's token and step counts can be measured on a CPU;
+    --scoring-slots N: the fewest slots kept for verdicts on a CPU (the rest are generation lanes)."""
+    forced: dict[str, Any] = {}
+    parts = []
+    if copy_prefixes != "auto":
+        forced["copy_prefixes"] = copy_prefixes == "on"
+        parts.append(f"copy-prefixes-{copy_prefixes}")
+    if scoring_slots is not None:
+        forced["scoring_slots"] = scoring_slots
+        parts.append(f"scoring-slots-{scoring_slots}")
+    if not forced:
         return None
     from localeval.judge import register_backend
     from localeval.judge.llama_batched import BatchedLlamaBackend
 
     @register_backend
     class Forced(BatchedLlamaBackend):
-        name = f"batched-copy-prefixes-{choice}"
+        name = "batched-" + "-".join(parts)
 
         @classmethod
         def configured(cls, config: Any) -> dict[str, Any]:
-            return {**super().configured(config), "copy_prefixes": choice == "on"}
+            return {**super().configured(config), **forced}
 
     return Forced.name
 
@@ -155,11 +164,7 @@ def compare_caches(a: Path, b: Path) -> dict[str, Any]:
 def measure(args: Any) -> None:
     """Every setting --repeats times from an empty cache, the fastest of each against the ceiling, and the
     judge calls the settings share compared between their caches."""
-    batched = copy_prefixes_backend(args.copy_prefixes)
-    if args.scoring_slots is not None:  # a module constant of the engine, read when a context is made
-        from localeval.judge import llama_batched
-
-        llama_batched.SCORING_SLOTS = args.scoring_slots
+    batched = forced_backend(args.copy_prefixes, args.scoring_slots)
     default = RunConfig.resolve(JudgeOptions(judge=args.judge, gpu_layers=args.gpu_layers, n_ctx=args.n_ctx)).parallel
     settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
     samples = rows(args.rows, args.rows_from)

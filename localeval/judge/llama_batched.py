@@ -129,7 +129,7 @@ class BatchedLlamaBackend(LlamaModel):
         return {"parallel": config.parallel}
 
     def __init__(self, model_path: Path, model_sha256: str, *, parallel: int = 4, n_ctx: int = 4096,
-                 copy_prefixes: bool | None = None, **options: Any) -> None:
+                 copy_prefixes: bool | None = None, scoring_slots: int = SCORING_SLOTS, **options: Any) -> None:
         import llama_cpp as lc
 
         if parallel < 1:
@@ -154,7 +154,7 @@ class BatchedLlamaBackend(LlamaModel):
         self._vocab = lc.llama_model_get_vocab(self.llm.model)
         self._n_vocab = lc.llama_vocab_n_tokens(self._vocab)
         self._slots = [_Slot(seq) for seq in range(parallel)]
-        lanes = parallel - SCORING_SLOTS
+        lanes = parallel - scoring_slots  # the fewest verdict slots on a CPU (SCORING_SLOTS; a bench sets others)
         #: The most generation lanes (0: any call takes any slot); a round of calls may use fewer (_lanes_for).
         self.lanes = lanes if not self.copy_prefixes and lanes >= MIN_LANES else 0
         #: This round's: slots 0.._lanes-1 take the JSON calls, the rest the distribution calls.
