@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from localeval.atomic import one_run_at_a_time
+from localeval.classifier.folder import Classifier, check_classifier
 from localeval.classifier.pairs import distilled_pairs, generated_pairs, labelled_pairs, read_pairs
 from localeval.cli import cli
 from localeval.errors import InputError
@@ -98,6 +99,7 @@ def test_score_with_classifier_never_loads_the_gguf_and_calibrates(tmp_path: Pat
     judge = summary["judge"]
     sha = hashlib.sha256((classifier / "manifest.json").read_bytes()).hexdigest()
     assert judge["classifier"]["sha256"] == sha and "judge_model" not in judge  # the GGUF was never opened
+    assert judge["classifier"]["precision"] in ("bf16", "fp32")
     for metric in METRICS.split(","):
         usage = judge["usage"][metric]
         assert usage["classified"] == usage["calls"] > 0 and usage["prompt_tokens"] == 0
@@ -130,6 +132,19 @@ def test_rerun_gives_identical_numbers(tmp_path: Path, classifier: Path) -> None
     assert read[0] == read[1] == read[2]
     usage = json.loads((tmp_path / "cached" / "summary.json").read_text())["judge"]["usage"]
     assert all(u["calls"] == 0 and u["cache_hits"] > 0 for u in usage.values())
+
+
+def test_bf16_probabilities_are_those_of_fp32_to_a_hundredth(classifier: Path) -> None:
+    """bfloat16 runs wherever the CPU computes it natively; it must not change what the classifier says."""
+    model = Classifier(check_classifier(classifier), threads=1)
+    judgement = model.folder.judgements[0]
+    pairs = [(f"What is the capital of {country}?", f"{city} is the capital of {country}. It has a river.")
+             for city, country in CAPITALS] + [("What is the capital of France?", "Bananas are yellow.")]
+    found = {}
+    for precision in ("fp32", "bf16"):
+        model.precision = precision
+        found[precision] = model.probabilities(judgement, pairs)
+    assert max(abs(a - b) for a, b in zip(found["fp32"], found["bf16"])) < 0.02
 
 
 def test_long_passage_is_windowed_by_the_classifier_tokens(tmp_path: Path, classifier: Path) -> None:
@@ -239,11 +254,21 @@ def test_generated_folder_gives_all_three_judgements(tmp_path: Path) -> None:
     counts = {(p.judgement, p.label): 0 for p in pairs}
     for p in pairs:
         counts[p.judgement, p.label] += 1
-    assert counts == {("context_relevance", 1.0): 1, ("context_relevance", 0.0): 1, ("answer_faithfulness", 1.0): 4,
-                      ("answer_faithfulness", 0.0): 4, ("answer_relevance", 1.0): 3, ("answer_relevance", 0.0): 3}
+    assert counts == {("context_relevance", 1.0): 1, ("context_relevance", 0.0): 1, ("answer_faithfulness", 1.0): 7,
+                      ("answer_faithfulness", 0.0): 10, ("answer_relevance", 1.0): 3, ("answer_relevance", 0.0): 3}
     for i, row in enumerate(rows):  # after negatives.jsonl's 4 pairs: faithful, not, relevant, not, per question
         mine = pairs[4 + 4 * i: 8 + 4 * i]
         assert [p.second == row["reference"] for p in mine] == [True, False, True, False]
+    countries = {country for _, country in CAPITALS[:3]}
+    for i, row in enumerate(rows):  # then, per question, the swaps: the answer, a sentence, the sentence swapped
+        answer, sentence, wrong = pairs[16 + 3 * i: 19 + 3 * i]
+        passage = row["reference_docs"][0]["text"]
+        assert {p.first for p in (answer, sentence, wrong)} == {passage}
+        assert [p.label for p in (answer, sentence, wrong)] == [0.0, 1.0, 0.0]
+        assert answer.second in countries and answer.second not in passage  # a bare name: only from elsewhere
+        assert sentence.second == passage
+        own = passage.rsplit(" ", 1)[1].rstrip(".")
+        assert wrong.second.replace(own, "").startswith(row["reference"]) and own not in wrong.second
     with pytest.raises(InputError, match="no testset.jsonl"):
         generated_pairs(tmp_path, seed=0)
     write_jsonl(folder / "testset.jsonl", [json.dumps(rows[0]), json.dumps({"question": "q", "reference": "r"})])

@@ -4,7 +4,9 @@
   passage relevant and with a retrieved or random passage of another document not; with --contradictions
   the source passage with the generated answer is faithful and with the judge's contradicting answer not.
   From testset.jsonl: each question's answer is faithful to its passage and answers its question, and the
-  answer of another question (drawn with the seed) goes beyond the passage and does not answer it;
+  answer of another question (drawn with the seed) goes beyond the passage and does not answer it; the
+  answer with one name or number swapped is not faithful, and one sentence of the passage is, while the
+  same sentence with a name or number swapped is not (FactCC's transformations, swaps.py);
 - human labels in the same form (`--data FILE`): JSONL rows with `question`, `context` (or `contexts`) and
   `answer` as the judgement needs them, and any of `context_relevance`, `answer_faithfulness`,
   `answer_relevance` as 0/1 (ARES's label names);
@@ -27,6 +29,7 @@ from ..data.loading import iter_jsonl
 from ..errors import InputError
 from ..files import check_readable
 from .judgements import JUDGEMENTS
+from .swaps import sentences, spans, swapped
 
 GENERATED = ("testset.jsonl", "negatives.jsonl")
 
@@ -73,6 +76,28 @@ def generated_pairs(folder: Path, seed: int) -> list[Pair]:
                   Pair("answer_faithfulness", passage, other["reference"], 0.0, where),
                   Pair("answer_relevance", row["question"], row["reference"], 1.0, where),
                   Pair("answer_relevance", row["question"], other["reference"], 0.0, where)]
+    return pairs + swapped_pairs(rows, where, seed)
+
+
+def swapped_pairs(rows: Sequence[tuple[dict[str, Any], str]], source: str, seed: int) -> list[Pair]:
+    """Per row, the answer with a name or number swapped (not faithful), and a sentence of the passage that
+    has one (faithful) beside the same sentence swapped (not): negatives that differ from a faithful
+    statement in one fact, not in topic (swaps.py). Drawn with their own generator, so the other pairs
+    stay as they were."""
+    rng = np.random.default_rng([seed, 1])
+    everywhere = list(dict.fromkeys(span for _, passage in rows for span in spans(passage)))
+    pairs = []
+    for row, passage in rows:
+        wrong = swapped(row["reference"], passage, everywhere, rng)
+        if wrong is not None:
+            pairs.append(Pair("answer_faithfulness", passage, wrong, 0.0, source))
+        candidates = [s for s in sentences(passage) if spans(s) and s != row["reference"]]
+        for i in rng.permutation(len(candidates)):
+            wrong = swapped(candidates[int(i)], passage, everywhere, rng)
+            if wrong is not None:
+                pairs += [Pair("answer_faithfulness", passage, candidates[int(i)], 1.0, source),
+                          Pair("answer_faithfulness", passage, wrong, 0.0, source)]
+                break
     return pairs
 
 
