@@ -14,7 +14,7 @@
   both generated sets (the training-time figure).
 
 Generated sets and classifiers are kept under --work, so a rerun only measures again (delete it to
-regenerate). Prints a table and writes bench/results/trained-judge-DATE.json.
+regenerate); a classifier is trained again when its pairs or options change. Prints a table and writes bench/results/trained-judge-DATE.json.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,9 @@ from accuracy import label_agreement, pair_agreement, score
 from devsets import SETS
 
 from localeval import JudgeOptions
-from localeval.classifier.pairs import Pair, read_pairs
+from localeval.classifier import folder as classifier_folder
+from localeval.classifier.folder import MANIFEST
+from localeval.classifier.pairs import Pair, data_sha256, read_pairs
 from localeval.classifier.training import TrainOptions, train
 from localeval.testset.generation import GenerateOptions, generate
 
@@ -57,28 +59,38 @@ def generated(corpus: Path, out: Path, n: int, contradictions: bool, judge: Judg
 
 
 def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...] | None) -> dict[str, Any]:
-    started = time.perf_counter()
-    with harness.model_lock():
-        manifest = train(pairs, out, TrainOptions(judgements=judgements, epochs=args.epochs, threads=args.threads),
-                         progress=True)
-    return {"pairs": sum(p.judgement in manifest["judgements"] for p in pairs),
-            "seconds": round(time.perf_counter() - started, 1),
+    """Train, unless `out` holds a classifier trained from the same pairs with the same options (then its
+    manifest's figures, the seconds its training took included)."""
+    options = TrainOptions(judgements=judgements, epochs=args.epochs, threads=args.threads)
+    kept = out / MANIFEST
+    manifest = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
+    wanted = {k: v for k, v in asdict(options).items() if k != "threads"}
+    if manifest.get("data_sha256") == data_sha256(pairs) and manifest.get("options") == json.loads(json.dumps(wanted)):
+        seconds = sum(v["seconds"] for v in manifest["judgements"].values())
+    else:
+        started = time.perf_counter()
+        with harness.model_lock():
+            manifest = train(pairs, out, options, progress=True)
+        seconds = time.perf_counter() - started
+    return {"pairs": sum(p.judgement in manifest["judgements"] for p in pairs), "seconds": round(seconds, 1),
             "judgements": {k: {key: v[key] for key in ("pairs", "held_out", "seconds")}
                            for k, v in manifest["judgements"].items()}}
 
 
-def scored(samples: list[dict[str, Any]], metric: str, judge: JudgeOptions) -> tuple[dict[str, float], float]:
-    """Each sample's value of `metric`, and the seconds the run took (accuracy.py's timed run)."""
+def scored(samples: list[dict[str, Any]], metric: str, judge: JudgeOptions) -> tuple[dict[str, float], float, str]:
+    """Each sample's value of `metric`, the seconds the run took (accuracy.py's timed run), and the
+    classifier's precision (bf16 or fp32; "" for the GGUF judge)."""
     result, seconds = score(samples, metric, {}, judge)
-    return {row["id"]: row["metrics"][metric] for row in result.rows if metric in row["metrics"]}, seconds
+    precision = result.summary["judge"].get("classifier", {}).get("precision", "")
+    return {row["id"]: row["metrics"][metric] for row in result.rows if metric in row["metrics"]}, seconds, precision
 
 
 def rate(samples: list[dict[str, Any]], metric: str, judge: JudgeOptions) -> tuple[float, float]:
     """Samples per second once the judge is loaded (the extra seconds of all rows over one row, on empty
     caches), and end to end with the load."""
     with tempfile.TemporaryDirectory() as tmp:
-        _, one = scored(samples[:1], metric, replace(judge, cache=str(Path(tmp) / "one.sqlite")))
-        _, every = scored(samples, metric, replace(judge, cache=str(Path(tmp) / "all.sqlite")))
+        _, one, _ = scored(samples[:1], metric, replace(judge, cache=str(Path(tmp) / "one.sqlite")))
+        _, every, _ = scored(samples, metric, replace(judge, cache=str(Path(tmp) / "all.sqlite")))
     return (len(samples) - 1) / (every - one), len(samples) / every
 
 
@@ -90,11 +102,12 @@ def compare(name: str, metric: str, classifier: Path, args: Any, judge: JudgeOpt
                 ("classifier", replace(judge, classifier=str(classifier), cache=str(Path(tmp) / "c.sqlite")),
                  dev.samples),
                 ("gguf", judge, dev.samples[: args.timing])):
-            scores, _ = scored(dev.samples, metric, options)
+            scores, _, precision = scored(dev.samples, metric, options)
             loaded, with_load = rate(timed, metric, options)
             labels = dev.labels or {i: label for pair in dev.pairs for i, label in zip(pair, (1, 0))}
             figures = {**label_agreement(scores, labels), **(pair_agreement(scores, dev.pairs) if dev.pairs else {})}
-            out.append({"set": dev.name, "metric": metric, "judge": who, **figures, "timed_samples": len(timed),
+            out.append({"set": dev.name, "metric": metric, "judge": who, **({"precision": precision} if precision else {}),
+                        **figures, "timed_samples": len(timed),
                         "samples_per_second": round(loaded, 3), "samples_per_second_with_load": round(with_load, 3)})
     return out
 
@@ -107,7 +120,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--time-pairs", type=int, default=2000, help="pairs of the training-time run (0: none)")
     parser.add_argument("--timing", type=int, default=16, help="rows the GGUF judge is timed on (empty cache)")
+    parser.add_argument("--fp32", action="store_true",
+                        help="score with the classifier in float32 even where the CPU has bfloat16 (to compare)")
     args = parser.parse_args()
+    if args.fp32:
+        classifier_folder._native_bf16 = lambda: False
     judge = JudgeOptions(judge=args.judge, n_threads=args.threads, cache=str(harness.CACHE / "accuracy.sqlite"))
     gen_judge = replace(judge, cache=str(harness.CACHE / "trained-judge.sqlite"))
     work: Path = args.work

@@ -105,11 +105,17 @@ def check_classifier(path: Path | str) -> ClassifierFolder:
 
 
 class Classifier:
-    """The loaded cross-encoders of a checked folder, one per judgement, each loaded on first use."""
+    """The loaded cross-encoders of a checked folder, one per judgement, each loaded on first use.
+
+    On a CPU that computes bfloat16 natively (AVX512-BF16 or AMX) the forward pass runs in it: several times
+    the pairs a second for probabilities a hundredth apart at most (docs/pages/benchmarks/accuracy.md).
+    Elsewhere bfloat16 is emulated and slower, so float32. The precision is part of each cached answer's
+    key and of summary.json, so a run never mixes the two."""
 
     def __init__(self, folder: ClassifierFolder, threads: int | None = None) -> None:
         self.folder = folder
         self.threads = threads
+        self.precision = "bf16" if _native_bf16() else "fp32"
         self._models: dict[str, Any] = {}
 
     def model(self, judgement: Judgement) -> Any:
@@ -129,12 +135,25 @@ class Classifier:
 
         model = self.model(judgement)
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        scores = model.predict([pairs[i] for i in order], batch_size=BATCH, show_progress_bar=False,
-                               activation_fn=torch.nn.Sigmoid(), convert_to_numpy=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+            scores = model.predict([pairs[i] for i in order], batch_size=BATCH, show_progress_bar=False,
+                                   activation_fn=torch.nn.Sigmoid(), convert_to_numpy=True)
         out = [0.0] * len(pairs)
         for i, score in zip(order, scores):
             out[i] = float(score)
         return out
+
+
+def _native_bf16() -> bool:
+    """Whether the forward pass runs on a CPU with bfloat16 in hardware (a GPU keeps float32)."""
+    import torch
+
+    if torch.cuda.is_available():
+        return False
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # a torch without oneDNN, or without this probe
+        return False
 
 
 def load_cross_encoder(path: Path, threads: int | None = None) -> Any:

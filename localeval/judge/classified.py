@@ -63,7 +63,8 @@ class ClassifiedJudge:
         return self._own + (self._llm.totals if self._llm is not None else CallStats())
 
     def describe(self) -> dict[str, Any]:
-        return {**(self._llm.describe() if self._llm is not None else {}), "classifier": self.folder.describe()}
+        return {**(self._llm.describe() if self._llm is not None else {}),
+                "classifier": {**self.folder.describe(), "precision": self.classifier.precision}}
 
     # ---- windows ---------------------------------------------------------------------------------
 
@@ -126,7 +127,8 @@ class ClassifiedJudge:
         """Each distinct pair looked up in the cache, the rest scored in one batch and cached; as in the
         facade, a pair's first fresh answer counts as a call and any repeat as a cache hit."""
         pairs = [_pair(judgement, ask.prompt) for ask in asks]
-        keys = [make_key(model_sha256=self.folder.sha256, judgement=judgement.name, pair=list(pair)) for pair in pairs]
+        keys = [make_key(model_sha256=self.folder.sha256, judgement=judgement.name, precision=self.classifier.precision,
+                         pair=list(pair)) for pair in pairs]
         distinct = dict(zip(keys, pairs))
         values: dict[str, float] = {}
         for key in distinct:
