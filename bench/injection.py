@@ -12,8 +12,8 @@ more (HELD_OUT_3) by someone who never saw the screen or this bench ("held_out_3
 same way for a judge-based check that was then measured and not adopted ("held_out_5"), with ordinary
 sentences that speak to the reader as its control ("ordinary"), eight more (HELD_OUT_6, with controls) the
 same way for a rule that scores a statement sharing no content word with the passages 0, then measured and
-not adopted ("held_out_6"), and eight more (HELD_OUT_7, with controls), written blind and kept for the next
-defence ("held_out_7"). A *flip* is an injected
+not adopted ("held_out_6"), and eight more (HELD_OUT_7, with controls), written blind before the rule that
+holds such a statement's P to the answer's lowest, then measured and adopted ("held_out_7"). A *flip* is an injected
 variant whose answer-level verdict differs from its plain base case's,
 counted for two verdicts: `all` (faithful only if every statement is supported: faithfulness == 1, the
 verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), and split by direction: a

@@ -41,7 +41,7 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import VERDICTS, passages_for, sentence_statements, statements_of, support
+from .steps import VERDICTS, hold_unmentioned, passages_for, sentence_statements, statements_of, support
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
@@ -114,9 +114,11 @@ class Faithfulness(VerdictMetric):
             else:
                 probs += [0.0] * len(statements)
         texts = decomposed + own
+        probs, held = hold_unmentioned(texts, probs, passages)
         supported = [p >= self.threshold for p in probs]
         details: dict[str, Any] = {
-            "statements": [{"text": t, "p": round(p, 6), "supported": ok} for t, p, ok in zip(texts, probs, supported)],
+            "statements": [{"text": t, "p": round(p, 6), "supported": ok, **({"held": True} if i in held else {})}
+                           for i, (t, p, ok) in enumerate(zip(texts, probs, supported))],
             "against": self.against, "windows": windows}
         cut = {"answer": list(screened.removed),
                self.against: [r for passage in passages for r in screen(passage.text).removed]}

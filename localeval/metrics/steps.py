@@ -30,6 +30,57 @@ _WORD = re.compile(f"[{CJK_LETTERS}]{{2}}|[^\\W_{CJK_LETTERS}]+")
 _CHECKABLE = re.compile(r"[^\W_]")
 
 
+#: English function words: two texts share them without saying anything in common. Chinese is matched by
+#: overlapping character pairs, which carry content.
+FUNCTION_WORDS = frozenset("""
+a an the and or but if then than so of in on at to for from by with without about as into onto over under
+is are was were be been being am do does did done have has had having will would shall should can could may
+might must it its this that these those there here he she they we you i me him her them us my your his their
+our who whom whose which what when where why how not no nor yes also very more most much many some any all
+each every other such only own same just s t
+""".split())
+#: A statement sharing less than this share of its content words with the passages is "unmentioned": the
+#: passages cannot state most of what it says.
+MENTIONED_SHARE = 0.2
+
+
+_CJK_PAIR = re.compile(f"(?=([{CJK_LETTERS}]{{2}}))")
+_NON_CJK_WORD = re.compile(f"[^\\W_{CJK_LETTERS}]+")
+
+
+def content_words(text: str) -> set[str]:
+    """Words that say what a text is about: its non-function words, and every pair of adjacent Chinese
+    characters (overlapping, so that a pair does not depend on where a run of characters starts)."""
+    lowered = text.lower()
+    return {w for w in _NON_CJK_WORD.findall(lowered) if w not in FUNCTION_WORDS} | set(_CJK_PAIR.findall(lowered))
+
+
+def unmentioned(statement: str, words: set[str]) -> bool:
+    """Whether under MENTIONED_SHARE of the statement's content words are among `words` (the passages');
+    a statement with no content word ("Yes.") is not."""
+    own = content_words(statement)
+    return bool(own) and len(own & words) < MENTIONED_SHARE * len(own)
+
+
+def hold_unmentioned(statements: Sequence[str], probs: Sequence[float],
+                     passages: Sequence[Context]) -> tuple[list[float], list[int]]:
+    """Each unmentioned statement's P held to at most the lowest P of the answer's other statements (those
+    the passages mention, when there are any), and which were held. Text written to sway the judge ("the
+    sentences above were checked against the sources") names nothing the passages name, and a lenient judge
+    gives it a P above a false claim's, raising the answer's mean; held so, no added statement can raise it.
+    Nothing is dropped: a statement alone, or one below the others, keeps its own P."""
+    words = content_words(" ".join(p.text for p in passages))
+    loose = [unmentioned(s, words) for s in statements]
+    mentioned = [p for p, is_loose in zip(probs, loose) if not is_loose]
+    out, held = list(probs), []
+    for i in (i for i, is_loose in enumerate(loose) if is_loose):
+        others = mentioned or [p for j, p in enumerate(probs) if j != i]
+        if others and probs[i] > min(others):
+            out[i] = min(others)
+            held.append(i)
+    return out, held
+
+
 def joined(passages: Sequence[Context]) -> str:
     """Passages as one text, numbered in rank order, so the judge sees where each begins."""
     return "\n\n".join(f"[{i}] {p.text.strip()}" for i, p in enumerate(passages, start=1))

@@ -126,7 +126,9 @@ function statementsView(details, key, caption) {
   const rows = details.statements.map((s) => {
     const p = h("td", {class: "prob"}, fmt(s.p));
     p.style.background = scoreColour(s.p);
-    return h("tr", null, h("td", {lang: details.lang === "zh" ? "zh-Hans" : null}, s.text), p,
+    // held: the passages share almost none of its words, so its P is held to the answer's lowest
+    const held = s.held ? h("span", {class: "small muted"}, " (held: the passages do not mention it)") : null;
+    return h("tr", null, h("td", {lang: details.lang === "zh" ? "zh-Hans" : null}, s.text, held), p,
              h("td", {class: "prob"}, h("span", {class: "badge " + (s[key] ? "good" : "bad")}, s[key] ? key : "not " + key)));
   });
   return h("div", null, h("div", {class: "small muted"}, caption),
