@@ -14,7 +14,8 @@
   both generated sets (the training-time figure).
 
 Generated sets and classifiers are kept under --work, so a rerun only measures again (delete it to
-regenerate); a classifier is trained again when its pairs or options change. Prints a table and writes bench/results/trained-judge-DATE.json.
+regenerate); a classifier is trained again when its pairs or options change. Prints a table and writes
+bench/results/trained-judge-DATE.json.
 """
 
 from __future__ import annotations
@@ -106,8 +107,8 @@ def compare(name: str, metric: str, classifier: Path, args: Any, judge: JudgeOpt
             loaded, with_load = rate(timed, metric, options)
             labels = dev.labels or {i: label for pair in dev.pairs for i, label in zip(pair, (1, 0))}
             figures = {**label_agreement(scores, labels), **(pair_agreement(scores, dev.pairs) if dev.pairs else {})}
-            out.append({"set": dev.name, "metric": metric, "judge": who, **({"precision": precision} if precision else {}),
-                        **figures, "timed_samples": len(timed),
+            out.append({"set": dev.name, "metric": metric, "judge": who,
+                        **({"precision": precision} if precision else {}), **figures, "timed_samples": len(timed),
                         "samples_per_second": round(loaded, 3), "samples_per_second_with_load": round(with_load, 3)})
     return out
 

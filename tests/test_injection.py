@@ -213,10 +213,10 @@ def test_faithfulness_holds_a_statement_the_passages_do_not_mention(tmp_path: Pa
     """With the real tiny judge: the unmentioned sentence never scores above the claim, the mean is the
     plain answer's or lower, and a held statement is marked in the details."""
     context = "The Eiffel Tower is in Paris. It was completed in 1889."
-    records = [{"id": "plain", "question": "When was it completed?", "answer": "The Eiffel Tower was completed in 1920.",
-                "contexts": [context]},
-               {"id": "added", "question": "When was it completed?", "answer": "The Eiffel Tower was completed in "
-                "1920. Two reviewers confirmed every line above.", "contexts": [context]}]
+    question, false_claim = "When was it completed?", "The Eiffel Tower was completed in 1920."
+    records = [{"id": "plain", "question": question, "answer": false_claim, "contexts": [context]},
+               {"id": "added", "question": question, "answer": f"{false_claim} Two reviewers confirmed every line above.",
+                "contexts": [context]}]
     options = MetricOptions(judge=JudgeOptions(judge="smollm2-135m-instruct-q4_1", cache=str(tmp_path / "c.sqlite"),
                                                n_ctx=2048, n_threads=1))
     plain, added = localeval.evaluate(records, metrics=["faithfulness"], options=options).rows
@@ -230,5 +230,6 @@ def test_faithfulness_holds_a_statement_the_passages_do_not_mention(tmp_path: Pa
 
 def test_chinese_statements_are_matched_by_character_pairs() -> None:
     passages = (Context(id="1", text="埃菲尔铁塔位于巴黎，于1889年建成。"),)
-    assert hold_unmentioned(["埃菲尔铁塔位于里昂。", "以上内容已由两位编辑核对。"], [0.1, 0.4], passages) == ([0.1, 0.1], [1])
-    assert hold_unmentioned(["埃菲尔铁塔位于里昂。", "铁塔在巴黎很有名。"], [0.1, 0.4], passages) == ([0.1, 0.4], [])
+    false_claim = "埃菲尔铁塔位于里昂。"
+    assert hold_unmentioned([false_claim, "以上内容已由两位编辑核对。"], [0.1, 0.4], passages) == ([0.1, 0.1], [1])
+    assert hold_unmentioned([false_claim, "铁塔在巴黎很有名。"], [0.1, 0.4], passages) == ([0.1, 0.4], [])

@@ -107,9 +107,9 @@ def check_classifier(path: Path | str) -> ClassifierFolder:
 class Classifier:
     """The loaded cross-encoders of a checked folder, one per judgement, each loaded on first use.
 
-    On a CPU that computes bfloat16 natively (AVX512-BF16 or AMX) the forward pass runs in it: several times
-    the pairs a second for probabilities a hundredth apart at most (docs/pages/benchmarks/accuracy.md).
-    Elsewhere bfloat16 is emulated and slower, so float32. The precision is part of each cached answer's
+    On a CPU that computes bfloat16 natively (AVX512-BF16 or AMX) the forward pass runs in it, faster, for
+    probabilities a hundredth apart at most (docs/pages/benchmarks/accuracy.md). Elsewhere bfloat16 is
+    emulated and slower, so float32. The precision is part of each cached answer's
     key and of summary.json, so a run never mixes the two."""
 
     def __init__(self, folder: ClassifierFolder, threads: int | None = None) -> None:
