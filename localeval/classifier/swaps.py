@@ -64,17 +64,27 @@ def swapped(statement: str, passage: str, elsewhere: Sequence[tuple[str, str]], 
     when it has one (intrinsic), else by one from `elsewhere` that the passage does not hold (extrinsic);
     None when nothing can be swapped. `statement` is taken as faithful to `passage`."""
     own = spans(statement)
-    lowered = statement.lower()
-    held = passage.lower()
+    if not own:
+        return None
     # A bare name is supported wherever the passage names it, so only a name from elsewhere makes it wrong.
-    in_passage = [] if len(own) == 1 and _whole(own[0][1], statement) else spans(passage)
-    for pool in (in_passage, [s for s in elsewhere if s[1].lower() not in held]):
-        options = [(old, new) for kind, old in own for other_kind, new in pool
-                   if kind == other_kind and new.lower() not in lowered and not _overlaps(old, new)]
-        if options:
-            old, new = options[int(rng.integers(len(options)))]
-            return statement.replace(old, new, 1)
-    return None
+    if not (len(own) == 1 and _whole(own[0][1], statement)):
+        found = _swap(statement, own, spans(passage), rng)
+        if found is not None:
+            return found
+    held = passage.lower()  # the corpus-wide pool, filtered only when the passage's own spans give no swap
+    return _swap(statement, own, [s for s in elsewhere if s[1].lower() not in held], rng)
+
+
+def _swap(statement: str, own: Sequence[tuple[str, str]], pool: Sequence[tuple[str, str]],
+          rng: np.random.Generator) -> str | None:
+    """One of the statement's spans replaced by one of the pool's of the same kind, drawn with rng."""
+    lowered = statement.lower()
+    options = [(old, new) for kind, old in own for other_kind, new in pool
+               if kind == other_kind and new.lower() not in lowered and not _overlaps(old, new)]
+    if not options:
+        return None
+    old, new = options[int(rng.integers(len(options)))]
+    return statement.replace(old, new, 1)
 
 
 def _whole(span: str, text: str) -> bool:
