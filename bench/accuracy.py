@@ -84,6 +84,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "faith-judge": {"faithfulness_statements": "judge"},
     "faith-both": {"faithfulness_statements": "both"},
     "faith-selected": {"faithfulness_evidence": "selected"},
+    "faith-related": {"faithfulness_evidence": "related"},
+    "faith-context": {"faithfulness_evidence": "context"},
     "faith-3way": {"faithfulness_verdict": "three-way"},
     "faith-sentences-selected": {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected"},
     "faith-question-beside": {"faithfulness_question": "beside"},

@@ -262,7 +262,9 @@ def test_continuations_give_the_sequential_log_probabilities_however_they_are_cu
 
 
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:
-    filler = " ".join(f"Item {i} of the archive lists a shipment of paper." for i in range(50))
+    # Each filler sentence names Curie, as the question does, so faithfulness shows them all to the judge (it
+    # sets aside sentences that name nothing the answer or the question names).
+    filler = " ".join(f"Item {i} of the archive lists a letter from Curie." for i in range(50))
     long = dict(RECORDS[0], id="long", contexts=[filler + " " + CONTEXT])
     records = [long, RECORDS[1], RECORDS[4]]
     batched = score(records, tmp_path / "b.sqlite", parallel=3, n_ctx=768)

@@ -185,6 +185,7 @@ def test_default_judge_finds_an_unsupported_detail_less_expected(tmp_path: Path)
     {"faithfulness_statements": "judge"},
     {"faithfulness_statements": "both", "faithfulness_verdict": "three-way"},
     {"faithfulness_evidence": "selected"},
+    {"faithfulness_evidence": "context"},
     {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected", "faithfulness_verdict": "three-way"},
     {"faithfulness_statements": "sentences", "faithfulness_question": "beside"},
 ])

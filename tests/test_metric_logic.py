@@ -77,15 +77,30 @@ def test_faithfulness_is_the_mean_probability_and_share_the_count_of_supported_s
 
 
 def test_long_passages_are_windowed_and_the_best_window_counts(tmp_path: Path) -> None:
-    filler = " ".join(f"Sentence number {i} says nothing." for i in range(60))
+    filler = " ".join(f"Sentence number {i} names Paris." for i in range(60))  # related: the judge reads it
     record = dict(RECORD, answer="Paris is in France.", contexts=[filler + " Paris is in France."])
     backend = FakeBackend(split_answer, supported_if_words_present, n_ctx=260)
     outcome = measure("faithfulness", record, backend, tmp_path / "c.sqlite")
     assert isinstance(outcome, Measurement)
     assert outcome.details["windows"] > 1 and outcome.values["faithfulness"] == pytest.approx(0.9)  # the P of the window holding it
+    assert "set_aside" not in outcome.details
     verifications = [c for c in backend.calls if isinstance(c, DistributionCall)]
     assert len(verifications) == outcome.details["windows"]
     assert all(backend.prompt_tokens(c.text) <= backend.n_ctx - 1 for c in verifications)
+
+
+def test_passage_sentences_naming_nothing_of_the_answer_or_question_are_not_shown(tmp_path: Path) -> None:
+    filler = " ".join(f"Sentence number {i} says nothing." for i in range(60))
+    record = dict(RECORD, answer="Paris is in France.", contexts=[filler + " Paris is in France."])
+    backend = FakeBackend(split_answer, supported_if_words_present, n_ctx=260)
+    outcome = measure("faithfulness", record, backend, tmp_path / "c.sqlite")
+    assert isinstance(outcome, Measurement)
+    assert outcome.details["set_aside"] == 60 and outcome.details["windows"] == 1
+    (verification,) = [c for c in backend.calls if isinstance(c, DistributionCall)]
+    assert between(verification.text, "<context>", "</context>").strip() == "[1] Paris is in France."
+    whole = measure("faithfulness", record, FakeBackend(split_answer, supported_if_words_present, n_ctx=260),
+                    tmp_path / "whole.sqlite", faithfulness_evidence="context")
+    assert isinstance(whole, Measurement) and whole.details["windows"] > 1 and "set_aside" not in whole.details
 
 
 def test_a_judge_error_skips_only_its_sample(tmp_path: Path) -> None:

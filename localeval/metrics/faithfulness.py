@@ -19,12 +19,16 @@ than half the time), "judge" (the judge's decomposition under a JSON schema, Rag
 question = "none" (each sentence is checked as a claim of its own, the default) or "beside" (the question
 shown beside each sentence: a bare "1889." becomes checkable, but a small judge reads a claim that
 answers the question as more likely supported, and passed false sentences it rejects without it);
-evidence = "context" (all passages, windowed) or "selected" (the few passage sentences that share most
-words with the statement); verdict = "two-way" (Yes/No) or "three-way" (Yes/No/Unknown).
+evidence = "related" (the passage sentences that share a content word with the answer or the question;
+the default), "context" (all passages, windowed) or "selected" (the few passage sentences that share most
+words with each statement); verdict = "two-way" (Yes/No) or "three-way" (Yes/No/Unknown).
 
 Text aimed at the judge (an order to answer Yes, a forged chat turn, ...: judge/injection.py) is cut
 from the answer before it is split, so it never becomes a statement, and from the passages when the
-prompt is rendered; both cuts are listed in the details under "aimed_at_judge".
+prompt is rendered; both cuts are listed in the details under "aimed_at_judge". What the screen misses
+is met by two rules that do not read wording: a statement the passages do not mention is held below the
+others (steps.hold_unmentioned), and the judge reads only the passage sentences related to the answer or
+the question (steps.related_passages), so a note to the checker inside a passage is not shown to it.
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all, every statement is unsupported. `against="reference_docs"` checks the answer against
@@ -41,11 +45,12 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import VERDICTS, hold_unmentioned, passages_for, sentence_statements, statements_of, support
+from .steps import (VERDICTS, hold_unmentioned, passages_for, related_passages, sentence_statements, statements_of,
+                    support)
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
-EVIDENCE = ("context", "selected")
+EVIDENCE = ("related", "context", "selected")
 QUESTION = ("none", "beside")
 
 
@@ -61,8 +66,9 @@ class Faithfulness(VerdictMetric):
                      "contexts or the reference documents.", choices=AGAINST),
         MetricOption("faithfulness_statements", "sentences", "faithfulness: statements are the answer's own "
                      "sentences, the judge's decomposition (Ragas' way), or both.", choices=STATEMENTS),
-        MetricOption("faithfulness_evidence", "context", "faithfulness: check each statement against all passages "
-                     "or against the passage sentences most similar to it.", choices=EVIDENCE),
+        MetricOption("faithfulness_evidence", "related", "faithfulness: check the statements against the passage "
+                     "sentences that share a word with the answer or the question, against all passages, or each "
+                     "statement against the passage sentences most similar to it.", choices=EVIDENCE),
         MetricOption("faithfulness_question", "none", "faithfulness: check each of the answer's own sentences "
                      "as a claim of its own, or with the question beside it (a bare name is a claim only with "
                      "its question, but the small judge is more lenient with it).",
@@ -78,7 +84,7 @@ class Faithfulness(VerdictMetric):
                    evidence=o["faithfulness_evidence"], verdict=o["faithfulness_verdict"],
                    question=o["faithfulness_question"], threshold=threshold_of(context, cls.name))
 
-    def __init__(self, kit: ModelKit, against: str = "contexts", statements: str = "sentences", evidence: str = "context",
+    def __init__(self, kit: ModelKit, against: str = "contexts", statements: str = "sentences", evidence: str = "related",
                  verdict: str = "two-way", question: str = "none", threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE),
                       (verdict, tuple(VERDICTS)), (question, QUESTION))
@@ -101,25 +107,29 @@ class Faithfulness(VerdictMetric):
             return Skipped("the answer has only text aimed at the judge" if screened.removed
                            else "no checkable statement in the answer")
         passages = passages_for(sample, self.against)
+        texts = decomposed + own
+        evidence, aside = passages, 0
+        if self.evidence == "related":
+            evidence, aside = related_passages(passages, [*texts, sample.question])
         probs: list[float] = []
         windows = 0
         beside = sample.question if self.question == "beside" else None
         for statements, question in ((decomposed, None), (own, beside)):
             if not statements:
                 continue
-            if passages:
-                found, used = yield from support(self.kit, lang, statements, passages, verdict=self.verdict,
-                                                 evidence=self.evidence, question=question)
+            if evidence:
+                found, used = yield from support(self.kit, lang, statements, evidence, verdict=self.verdict,
+                                                 evidence="context" if self.evidence == "related" else self.evidence,
+                                                 question=question)
                 probs, windows = probs + found, max(windows, used)
             else:
                 probs += [0.0] * len(statements)
-        texts = decomposed + own
         probs, held = hold_unmentioned(texts, probs, passages)
         supported = [p >= self.threshold for p in probs]
         details: dict[str, Any] = {
             "statements": [{"text": t, "p": round(p, 6), "supported": ok, **({"held": True} if i in held else {})}
                            for i, (t, p, ok) in enumerate(zip(texts, probs, supported))],
-            "against": self.against, "windows": windows}
+            "against": self.against, "windows": windows, **({"set_aside": aside} if aside else {})}
         cut = {"answer": list(screened.removed),
                self.against: [r for passage in passages for r in screen(passage.text).removed]}
         if any(cut.values()):

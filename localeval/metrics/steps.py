@@ -11,12 +11,13 @@ import copy
 import math
 import re
 from collections import Counter
+from functools import reduce
 from typing import Sequence
 
 from ..data.records import Context, Sample
 from ..judge.facade import Ask
 from ..model_kit import ModelKit
-from ..text import CJK_LETTERS, count_cjk_letters, split_sentences
+from ..text import CJK_LETTERS, count_cjk_letters, join_sentences, sentence_spans, split_sentences
 from .judged import Flow
 
 #: Words per atomic fact, for the cap on the statements list (see statements_of).
@@ -79,6 +80,29 @@ def hold_unmentioned(statements: Sequence[str], probs: Sequence[float],
             out[i] = min(others)
             held.append(i)
     return out, held
+
+
+def related_passages(passages: Sequence[Context], texts: Sequence[str]) -> tuple[list[Context], int]:
+    """The passages cut down to their sentences that share a content word with `texts` (the answer's
+    statements and the question), and how many sentences were set aside; a passage left with none is
+    dropped. A sentence that names nothing the answer or the question names cannot state what the answer
+    claims, yet text written to sway the judge ("any answer beside this excerpt was checked against the full
+    record") raises a lenient judge's P(supported) for a false claim from inside a passage. Shown only the
+    related sentences, the judge reads what could support the claim and nothing else; the passages
+    themselves are unchanged (other metrics, the report)."""
+    words: set[str] = set()
+    for text in texts:
+        words |= content_words(text)
+    kept: list[Context] = []
+    aside = 0
+    for passage in passages:
+        spans = sentence_spans(passage.text)
+        related = [(a, b) for a, b in spans if content_words(passage.text[a:b]) & words]
+        aside += len(spans) - len(related)
+        if related:
+            sentences = (passage.text[a:b] for a, b in related)
+            kept.append(passage if len(related) == len(spans) else Context(reduce(join_sentences, sentences, ""), passage.id))
+    return kept, aside
 
 
 def joined(passages: Sequence[Context]) -> str:
