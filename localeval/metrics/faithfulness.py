@@ -84,8 +84,9 @@ class Faithfulness(VerdictMetric):
                    evidence=o["faithfulness_evidence"], verdict=o["faithfulness_verdict"],
                    question=o["faithfulness_question"], threshold=threshold_of(context, cls.name))
 
-    def __init__(self, kit: ModelKit, against: str = "contexts", statements: str = "sentences", evidence: str = "related",
-                 verdict: str = "two-way", question: str = "none", threshold: float = THRESHOLD) -> None:
+    def __init__(self, kit: ModelKit, against: str = "contexts", statements: str = "sentences",
+                 evidence: str = "related", verdict: str = "two-way", question: str = "none",
+                 threshold: float = THRESHOLD) -> None:
         check_choices(self.name, (against, AGAINST), (statements, STATEMENTS), (evidence, EVIDENCE),
                       (verdict, tuple(VERDICTS)), (question, QUESTION))
         super().__init__(kit, threshold)

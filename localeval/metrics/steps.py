@@ -99,9 +99,10 @@ def related_passages(passages: Sequence[Context], texts: Sequence[str]) -> tuple
         spans = sentence_spans(passage.text)
         related = [(a, b) for a, b in spans if content_words(passage.text[a:b]) & words]
         aside += len(spans) - len(related)
-        if related:
-            sentences = (passage.text[a:b] for a, b in related)
-            kept.append(passage if len(related) == len(spans) else Context(reduce(join_sentences, sentences, ""), passage.id))
+        if len(related) == len(spans):
+            kept.append(passage)
+        elif related:
+            kept.append(Context(reduce(join_sentences, (passage.text[a:b] for a, b in related), ""), passage.id))
     return kept, aside
 
 
