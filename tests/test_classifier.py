@@ -287,6 +287,9 @@ def test_distilled_pairs_take_the_judge_probabilities(tmp_path: Path) -> None:
     assert [(p.judgement, p.second, p.label) for p in pairs] == [
         ("context_relevance", "Paris is the capital.", 0.8), ("context_relevance", "Bananas.", 0.1),
         ("answer_faithfulness", "Paris.", 0.7), ("answer_relevance", "Paris.", 0.9)]
+    # a run of an input whose contexts are plain strings keeps them so
+    write_jsonl(path, [json.dumps(dict(row, contexts=["Paris is the capital.", "Bananas."]))])
+    assert list(distilled_pairs(tmp_path)) == pairs
     write_jsonl(path, [json.dumps({"id": "a", "question": "q", "metrics": {}, "details": {}})])
     with pytest.raises(InputError, match="no judge verdicts to learn from"):
         list(distilled_pairs(tmp_path))

@@ -151,7 +151,9 @@ def distilled_pairs(run: Path) -> Iterator[Pair]:
     found = False
     for line, row in iter_jsonl(path):
         details = row.get("details") or {} if isinstance(row, dict) else {}
-        contexts = [c.get("text", "") for c in row.get("contexts") or [] if isinstance(c, dict)]
+        # a run keeps its input's contexts as they came: objects with a text, or plain strings
+        contexts = [c if isinstance(c, str) else c.get("text", "") if isinstance(c, dict) else ""
+                    for c in row.get("contexts") or []]
         question = row.get("question") or ""
         for passage in (details.get("passage_relevance") or {}).get("passages", []):
             rank = passage.get("rank")
