@@ -8,6 +8,9 @@
 - HaluEval faithfulness: generate --contradictions on the HaluEval knowledge passages, train the
   answer_faithfulness judgement, then score `faithfulness` on the HaluEval dev pairs (the right answer vs the
   hallucinated one, same passage) with each: pair agreement and AUROC.
+- Distillation (--distill): a third HaluEval classifier learns from the generated pairs plus the GGUF
+  judge's faithfulness verdicts on the dev rows that are not measured (their labels unread: the user's own
+  unlabelled samples, ARES's and `localeval train --distill`'s second source), then is measured the same way.
 - Speed: samples per second of each metric with each judge on an empty cache (the GGUF judge on the first
   --timing rows), and the seconds training took, with its pairs and held-out figures; each classifier is
   trained for the judgement it is measured on, and one more for all three on --time-pairs pairs drawn from
@@ -32,10 +35,11 @@ import numpy as np
 from accuracy import label_agreement, pair_agreement, score
 from devsets import SETS
 
-from localeval import JudgeOptions
+from localeval import JudgeOptions, MetricOptions
 from localeval.classifier import folder as classifier_folder
 from localeval.classifier.folder import MANIFEST
-from localeval.classifier.pairs import Pair, data_sha256, read_pairs
+from localeval.classifier.pairs import Pair, data_sha256, distilled_pairs, read_pairs
+from localeval.pipeline import score_file
 from localeval.classifier.training import TrainOptions, train
 from localeval.testset.generation import GenerateOptions, generate
 
@@ -78,6 +82,21 @@ def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...]
                            for k, v in manifest["judgements"].items()}}
 
 
+def unlabelled_halueval(measured: set[str], out: Path, judge: JudgeOptions) -> Path:
+    """The HaluEval dev rows whose pairs are not among the measured ones, without their labels, scored for
+    faithfulness by the GGUF judge into `out` (kept: a rerun reads it)."""
+    if (out / "summary.json").is_file():
+        return out
+    rows = harness.read_jsonl(harness.dev_data("halueval_qa_dev.jsonl"))
+    pairs = {row["pair_id"] for row in rows if row["id"] in measured}
+    unlabelled = out.parent / f"{out.name}.jsonl"
+    unlabelled.write_text("".join(json.dumps({k: row[k] for k in ("id", "question", "answer", "contexts")}) + "\n"
+                                  for row in rows if row["pair_id"] not in pairs), encoding="utf-8")
+    with harness.model_lock():
+        score_file(unlabelled, out, ["faithfulness"], MetricOptions(judge=judge), progress=True)
+    return out
+
+
 def scored(samples: list[dict[str, Any]], metric: str, judge: JudgeOptions) -> tuple[dict[str, float], float, str]:
     """Each sample's value of `metric`, the seconds the run took (accuracy.py's timed run), and the
     classifier's precision (bf16 or fp32; "" for the GGUF judge)."""
@@ -95,14 +114,17 @@ def rate(samples: list[dict[str, Any]], metric: str, judge: JudgeOptions) -> tup
     return (len(samples) - 1) / (every - one), len(samples) / every
 
 
-def compare(name: str, metric: str, classifier: Path, args: Any, judge: JudgeOptions) -> list[dict[str, Any]]:
+def compare(name: str, metric: str, classifier: Path, args: Any, judge: JudgeOptions,
+            as_judge: str = "classifier", gguf: bool = True) -> list[dict[str, Any]]:
+    """The classifier's figures on the dev set, named `as_judge`, and (with `gguf`) the GGUF judge's."""
     dev = SETS[name](args.limit, args.seed)
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for who, options, timed in (
-                ("classifier", replace(judge, classifier=str(classifier), cache=str(Path(tmp) / "c.sqlite")),
-                 dev.samples),
-                ("gguf", judge, dev.samples[: args.timing])):
+        trained_judge = replace(judge, classifier=str(classifier), cache=str(Path(tmp) / "c.sqlite"))
+        judges = [(as_judge, trained_judge, dev.samples)]
+        if gguf:
+            judges.append(("gguf", judge, dev.samples[: args.timing]))
+        for who, options, timed in judges:
             scores, _, precision = scored(dev.samples, metric, options)
             loaded, with_load = rate(timed, metric, options)
             labels = dev.labels or {i: label for pair in dev.pairs for i, label in zip(pair, (1, 0))}
@@ -121,6 +143,9 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--time-pairs", type=int, default=2000, help="pairs of the training-time run (0: none)")
     parser.add_argument("--timing", type=int, default=16, help="rows the GGUF judge is timed on (empty cache)")
+    parser.add_argument("--distill", action="store_true",
+                        help="also train and measure a HaluEval classifier with the GGUF judge's verdicts on the "
+                             "unmeasured dev rows added to its pairs")
     parser.add_argument("--fp32", action="store_true",
                         help="score with the classifier in float32 even where the CPU has bfloat16 (to compare)")
     args = parser.parse_args()
@@ -138,16 +163,26 @@ def main() -> None:
     pairs = {name: read_pairs([work / f"{name}-gen"], seed=0) for name in reports}
     training = {"cranfield": trained(pairs["cranfield"], work / "cranfield-classifier", args, ("context_relevance",)),
                 "halueval": trained(pairs["halueval"], work / "halueval-classifier", args, ("answer_faithfulness",))}
+    if args.distill:  # the measured pairs' rows are left out of what the judge scores for it
+        measured = {sample["id"] for sample in SETS["halueval"](args.limit, args.seed).samples}
+        run = unlabelled_halueval(measured, work / "halueval-unlabelled-run", judge)
+        distilled = [p for p in distilled_pairs(run) if p.judgement == "answer_faithfulness"]
+        figures = trained(pairs["halueval"] + distilled, work / "halueval-distilled-classifier", args,
+                          ("answer_faithfulness",))
+        training["halueval, distilled"] = {**figures, "distilled_pairs": len(distilled)}
     if args.time_pairs:  # every judgement from both sets, cut to --time-pairs pairs: the training time figure
         both = pairs["cranfield"] + pairs["halueval"]
         chosen = [both[int(i)] for i in np.random.default_rng(0).permutation(len(both))[: args.time_pairs]]
         training["both, all judgements"] = trained(chosen, work / "timing-classifier", args, None)
     rows = (compare("cranfield-passages", "passage_relevance", work / "cranfield-classifier", args, judge)
             + compare("halueval", "faithfulness", work / "halueval-classifier", args, judge))
-    print(f"{'set':<20} {'metric':<18} {'judge':<10} {'n':>4} {'AUROC':>6} {'pairs':>6} {'samples/s':>10}")
+    if args.distill:
+        rows += compare("halueval", "faithfulness", work / "halueval-distilled-classifier", args, judge,
+                        as_judge="classifier, distilled", gguf=False)
+    print(f"{'set':<20} {'metric':<18} {'judge':<22} {'n':>4} {'AUROC':>6} {'pairs':>6} {'samples/s':>10}")
     for row in rows:
         pairs = f"{row['pair_accuracy']:.3f}" if row.get("pair_accuracy") is not None else "-"
-        print(f"{row['set']:<20} {row['metric']:<18} {row['judge']:<10} {row['n']:>4} {row['auroc']:>6.3f} "
+        print(f"{row['set']:<20} {row['metric']:<18} {row['judge']:<22} {row['n']:>4} {row['auroc']:>6.3f} "
               f"{pairs:>6} {row['samples_per_second']:>10.2f}")
     for name, figures in training.items():
         print(f"training on {name}: {figures['pairs']} pairs, {figures['seconds']} s; "
