@@ -39,8 +39,8 @@ from localeval import JudgeOptions, MetricOptions
 from localeval.classifier import folder as classifier_folder
 from localeval.classifier.folder import MANIFEST
 from localeval.classifier.pairs import Pair, data_sha256, distilled_pairs, read_pairs
-from localeval.pipeline import score_file
 from localeval.classifier.training import TrainOptions, train
+from localeval.pipeline import score_file
 from localeval.testset.generation import GenerateOptions, generate
 
 WORK = harness.CACHE / "trained-judge"

@@ -31,7 +31,8 @@ others (steps.hold_unmentioned), and the judge reads only the passage sentences 
 the question (steps.related_passages), so a note to the checker inside a passage is not shown to it.
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
-passages at all, every statement is unsupported. `against="reference_docs"` checks the answer against
+passages at all, or (evidence="related") no passage sentence naming anything the answer or the question
+names, every statement is unsupported. `against="reference_docs"` checks the answer against
 the ground-truth documents instead of the retrieved contexts (seed 004's variant).
 """
 
