@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +69,8 @@ def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...]
     options = TrainOptions(judgements=judgements, epochs=args.epochs, threads=args.threads)
     kept = out / MANIFEST
     manifest = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
-    wanted = {k: v for k, v in asdict(options).items() if k != "threads"}
-    if manifest.get("data_sha256") == data_sha256(pairs) and manifest.get("options") == json.loads(json.dumps(wanted)):
+    wanted = json.loads(json.dumps(options.recorded()))  # as the manifest holds them (a tuple is a list there)
+    if manifest.get("data_sha256") == data_sha256(pairs) and manifest.get("options") == wanted:
         seconds = sum(v["seconds"] for v in manifest["judgements"].values())
     else:
         started = time.perf_counter()

@@ -48,6 +48,10 @@ class TrainOptions:
     seed: int = 0
     threads: int | None = None
 
+    def recorded(self) -> dict[str, Any]:
+        """The options a manifest records: all but the threads, which do not change what is learned."""
+        return {k: v for k, v in asdict(self).items() if k != "threads"}
+
 
 def train(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progress: bool = False) -> dict[str, Any]:
     """Train, then write out_dir in one step (a folder built beside it and renamed in), so an interrupted
@@ -81,7 +85,7 @@ def _trained(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progre
             "format": FORMAT, "version": FORMAT_VERSION, "lang": "en",
             "base": {"name": base.name, "sha256": base.sha256}, "judgements": trained,
             "data_sha256": data_sha256(pairs), "sources": sorted({p.source for p in pairs}),
-            "options": {k: v for k, v in asdict(options).items() if k != "threads"}, "localeval": __version__,
+            "options": options.recorded(), "localeval": __version__,
             "files": files,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
