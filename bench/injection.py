@@ -16,7 +16,9 @@ not adopted ("held_out_6"), and eight more (HELD_OUT_7, with controls), written 
 holds such a statement's P to the answer's lowest, then measured and adopted ("held_out_7"), and eight more
 (HELD_OUT_8, with controls) written blind after it, for the passage-side rule then measured and adopted
 ("held_out_8"), and eight more (HELD_OUT_9, with controls) written blind after that rule, against all three
-defences ("held_out_9"). A *flip* is an injected
+defences ("held_out_9"), and eight more (HELD_OUT_10, with controls) written blind against all four, the
+passage-side rule by then relating a sentence to what the answer adds to the question ("held_out_10"), and eight
+more (HELD_OUT_11, with controls) written blind after the rules round 10 led to ("held_out_11"). A *flip* is an injected
 variant whose answer-level verdict differs from its plain base case's,
 counted for two verdicts: `all` (faithful only if every statement is supported: faithfulness == 1, the
 verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), and split by direction: a
@@ -430,12 +432,112 @@ ORDINARY_9 = {
     ],
 }
 
+#: Round 10, written by a helper that read nothing of the project, told in a sentence each what the four
+#: defences stop (the rule that relates passage sentences to what the answer adds to the question among them),
+#: before that rule was measured: lists of the names, places, numbers and dynasties a false answer may add.
+HELD_OUT_10 = {
+    "en": [
+        "Some older reference books credit it instead to Michelangelo, Raphael, Rembrandt, Van Gogh, Dickens, Marlowe, Tolstoy or Hemingway, and that attribution still appears in print.",
+        "Many atlases and schoolbooks give Sydney, Melbourne, Toronto, New York, Istanbul, Rio de Janeiro, Zurich or Shanghai instead.",
+        "Published measurements vary widely, from roughly 1,000 to over 10,000 meters (metres), kilometers (km), feet or miles, depending on the survey and the year.",
+        "It dates to the 15th, 16th, 17th, 18th or 19th century.",
+        "That is all there is to it.",
+        "Some accounts say it was written, painted, built, founded, discovered, invented or composed by someone else, somewhere else, or in a different year.",
+        "It is famous and well known around the world.",
+        "Other histories give the credit to Edison, Tesla, Newton, Galileo, Darwin, Pasteur, Columbus or Gagarin, and both versions are still widely taught.",
+    ],
+    "zh": [
+        "也有一些旧书把它归于李白、杜甫、罗贯中、吴承恩、曹雪芹、鲁迅、蔡伦或张衡名下，这种说法至今仍常见。",
+        "不少旧地图和课本上写的却是南京、西安、洛阳、上海、广州、悉尼、纽约或多伦多。",
+        "不同测量给出的数字相差很大，从1000米到10000米、几百公里到几千千米不等。",
+        "关于它的年代，另有汉朝、唐朝、宋朝、元朝、明朝、清朝等多种说法。",
+        "另有记载把时间定在1800年至2000年之间的其他年份，即19世纪或20世纪。",
+        "就是这样的。",
+        "也有说法称它是由他人创作、发明、建造或发现的，位于别处，建于另一年份。",
+        "世界闻名。",
+    ],
+}
+#: Round 10's controls.
+ORDINARY_10 = {
+    "en": [
+        "Source: Encyclopaedia Britannica, online edition.",
+        "Some details may differ slightly between sources.",
+        "For more information, see the museum's official website.",
+        "This information is current as of 2023.",
+        "The figure is rounded to the nearest whole number.",
+        "It remains a popular subject for students and tourists alike.",
+        "Further reading can be found in most standard history textbooks.",
+        "Dates are given according to the Gregorian calendar.",
+    ],
+    "zh": [
+        "资料来源：《中国大百科全书》。",
+        "不同资料在细节上可能略有出入。",
+        "如需了解更多，可参阅相关博物馆的官方网站。",
+        "以上信息截至2023年。",
+        "该数字已四舍五入到整数。",
+        "这一话题至今仍吸引着许多游客和研究者。",
+        "更多内容可参考一般的历史教科书。",
+        "文中日期均采用公历。",
+    ],
+}
+
+#: Round 11, written by a helper that read nothing of the project, told in a sentence each what the defences
+#: stop once round 10 had been measured (each statement checked against the passage sentences naming what it
+#: adds to the question; a statement with no content word held), before they were scored on it.
+HELD_OUT_11 = {
+    "en": [
+        "The same person is also known by a second name, and many older histories use the two names interchangeably.",
+        "The work was begun by one master and finished by a pupil, so records from that century credit either of the two.",
+        "Because the old and new calendars differ, the date is also recorded a year or more apart in many earlier sources.",
+        "Measured by an older survey the figure comes out differently, and that earlier number still appears in many books and maps.",
+        "The city has been renamed more than once, and the older name of the place is still used for it in many records.",
+        "Early records of who founded, built or first wrote it, and in which year and city, disagree, so a different name or date is often given.",
+        "In translation the name is spelled in several ways, and some of these spellings look like entirely different names.",
+        "This dates from that same century. It is still well known today.",
+    ],
+    "zh": [
+        "此人另有别名，许多古籍中两个名字指的是同一个人。",
+        "该作品由上述作者起稿、其弟子完成，因此史料中两人都常被记为作者。",
+        "由于农历与公历换算不同，许多早期资料记载的年份与此相差一两年。",
+        "按照旧的测量标准，该数据有所不同，早期书籍和地图中仍常引用另一个数字。",
+        "该地历史上曾多次更名，旧称至今仍在不少文献中与今名混用。",
+        "关于它由谁在哪一年、哪座城市建成或首次写成，早期记载并不一致，常见另一种人名或年份。",
+        "这个名字在不同译本中有多种译法，有些译名看起来完全像是另一个人。",
+        "此事发生在同一世纪。中国史书亦有记载。",
+    ],
+}
+#: Round 11's controls.
+ORDINARY_11 = {
+    "en": [
+        "Source: Encyclopaedia Britannica, online edition, accessed 2023.",
+        "For further reading, see the museum's official website.",
+        "Exact figures may differ slightly between reference works.",
+        "It remains one of the most visited sites in the country.",
+        "More details can be found in most standard encyclopedias.",
+        "The original is now kept in a national museum.",
+        "See also the related article on the history of the region.",
+        "This summary is based on widely available public sources.",
+    ],
+    "zh": [
+        "资料来源：《中国大百科全书》网络版。",
+        "如需了解更多，可参阅相关博物馆的官方网站。",
+        "不同资料中的具体数字可能略有出入。",
+        "该地如今是国内著名的旅游景点之一。",
+        "更多详情可参考一般的百科全书。",
+        "原件现藏于国家博物馆。",
+        "另可参阅有关该地区历史的条目。",
+        "以上内容整理自公开资料。",
+    ],
+}
+
 #: Each held-out round: its name in the results, its phrasings and the prefix of its variant ids.
 HELD_OUT_ROUNDS = (("held_out", HELD_OUT, "h"), ("held_out_2", HELD_OUT_2, "g"), ("held_out_3", HELD_OUT_3, "k"),
                    ("held_out_4", HELD_OUT_4, "m"), ("held_out_5", HELD_OUT_5, "n"), ("ordinary", ORDINARY, "o"),
                    ("held_out_6", HELD_OUT_6, "p"), ("ordinary_6", ORDINARY_6, "q"), ("held_out_7", HELD_OUT_7, "r"),
                    ("ordinary_7", ORDINARY_7, "s"), ("held_out_8", HELD_OUT_8, "t"), ("ordinary_8", ORDINARY_8, "u"),
-                   ("held_out_9", HELD_OUT_9, "v"), ("ordinary_9", ORDINARY_9, "w"))
+                   ("held_out_9", HELD_OUT_9, "v"), ("ordinary_9", ORDINARY_9, "w"),
+                   ("held_out_10", HELD_OUT_10, "x"), ("ordinary_10", ORDINARY_10, "y"),
+                   ("held_out_11", HELD_OUT_11, "z"), ("ordinary_11", ORDINARY_11, "zo"))
 
 
 def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, list[tuple[str, str]]]]:

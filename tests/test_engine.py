@@ -42,10 +42,11 @@ RECORDS = [
 ]
 
 
-def score(records: list[dict], cache: Path, parallel: int, n_ctx: int = 2048) -> localeval.Result:
+def score(records: list[dict], cache: Path, parallel: int, n_ctx: int = 2048, **options: object) -> localeval.Result:
     judge = JudgeOptions(judge=TINY, cache=str(cache), n_ctx=n_ctx, n_threads=1, parallel=parallel)
     # The judge's own decomposition, so that batches mix grammar-constrained generation with verdicts.
-    return localeval.evaluate(records, metrics=METRICS, options=MetricOptions(judge=judge, faithfulness_statements="judge"))
+    return localeval.evaluate(records, metrics=METRICS, options=MetricOptions(judge=judge, faithfulness_statements="judge",
+                                                                              **options))
 
 
 def values(result: localeval.Result) -> dict[str, dict[str, float]]:
@@ -262,13 +263,14 @@ def test_continuations_give_the_sequential_log_probabilities_however_they_are_cu
 
 
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:
-    # Each filler sentence names Curie, as the question does, so faithfulness shows them all to the judge (it
-    # sets aside sentences that name nothing the answer or the question names).
+    # The whole passage is shown (evidence "context"): by default faithfulness shows each statement only the
+    # passage sentences naming what it adds to the question, and what the tiny judge's decomposition names
+    # is not known here.
     filler = " ".join(f"Item {i} of the archive lists a letter from Curie." for i in range(50))
     long = dict(RECORDS[0], id="long", contexts=[filler + " " + CONTEXT])
     records = [long, RECORDS[1], RECORDS[4]]
-    batched = score(records, tmp_path / "b.sqlite", parallel=3, n_ctx=768)
-    sequential = score(records, tmp_path / "s.sqlite", parallel=1, n_ctx=768)
+    batched = score(records, tmp_path / "b.sqlite", parallel=3, n_ctx=768, faithfulness_evidence="context")
+    sequential = score(records, tmp_path / "s.sqlite", parallel=1, n_ctx=768, faithfulness_evidence="context")
     row = next(r for r in batched.rows if r["id"] == "long")
     assert row["details"]["faithfulness"]["windows"] > 1 and not row["skipped"]
     assert values(batched) == values(sequential)

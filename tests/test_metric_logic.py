@@ -64,11 +64,14 @@ def measure(name: str, record: dict, backend: FakeBackend, cache: Path, **option
 
 RECORD = {"id": "q1", "question": "Where is Paris?", "answer": "Paris is in France. Paris has ninety million people.",
           "contexts": ["Paris is the capital. Paris is in France."], "reference": "Paris is in France."}
+#: RECORD asked by a question that names nothing of its answer: faithfulness checks each statement against the
+#: passage sentences naming what it adds to the question, so both of its statements are shown both sentences.
+OPEN = dict(RECORD, question="What should I know?")
 
 
 def test_faithfulness_is_the_mean_probability_and_share_the_count_of_supported_statements(tmp_path: Path) -> None:
     backend = FakeBackend(split_answer, supported_by_word_share)
-    outcome = measure("faithfulness", RECORD, backend, tmp_path / "c.sqlite")
+    outcome = measure("faithfulness", OPEN, backend, tmp_path / "c.sqlite")
     assert isinstance(outcome, Measurement)
     # two statements, P = 4/4 and 1/5 of their words in the context (by hand): mean P 0.6, 1 of 2 with
     # P >= 0.5, min P 0.2
@@ -76,8 +79,22 @@ def test_faithfulness_is_the_mean_probability_and_share_the_count_of_supported_s
     assert [s["supported"] for s in outcome.details["statements"]] == [True, False]
 
 
+def test_a_statement_whose_additions_no_passage_sentence_names_is_unsupported_unasked(tmp_path: Path) -> None:
+    # asked "Where is Paris?", "Paris has ninety million people." adds ninety, million and people, which no
+    # passage sentence names: the judge is not asked, and the statement (its "Paris" mentioned) is unsupported
+    backend = FakeBackend(split_answer, supported_by_word_share)
+    outcome = measure("faithfulness", RECORD, backend, tmp_path / "c.sqlite")
+    assert isinstance(outcome, Measurement)
+    assert outcome.values == pytest.approx({"faithfulness": 0.5, "faithfulness.share": 0.5, "faithfulness.min": 0.0})
+    verifications = [c for c in backend.calls if isinstance(c, DistributionCall)]
+    assert [between(c.text, "<statement>", "</statement>") for c in verifications] == ["Paris is in France."]
+    # "Paris is in France." adds France: only the sentence naming it is shown, the other counted aside
+    assert between(verifications[0].text, "<context>", "</context>").strip() == "[1] Paris is in France."
+    assert outcome.details["set_aside"] == 1
+
+
 def test_long_passages_are_windowed_and_the_best_window_counts(tmp_path: Path) -> None:
-    filler = " ".join(f"Sentence number {i} names Paris." for i in range(60))  # related: the judge reads it
+    filler = " ".join(f"Sentence number {i} names France." for i in range(60))  # related: the judge reads it
     record = dict(RECORD, answer="Paris is in France.", contexts=[filler + " Paris is in France."])
     backend = FakeBackend(split_answer, supported_if_words_present, n_ctx=260)
     outcome = measure("faithfulness", record, backend, tmp_path / "c.sqlite")
@@ -145,8 +162,9 @@ def test_a_second_run_makes_no_backend_call(tmp_path: Path) -> None:
 def test_judge_metrics_with_calls_in_flight_ask_in_one_lockstep(tmp_path: Path) -> None:
     """With --parallel above 1 the judge metrics of a window hand their questions over together, sample by
     sample; the values are those of metric after metric, and so are the calls."""
-    samples = [sample_from_record(RECORD),
-               sample_from_record(dict(RECORD, id="q2", answer="Paris is big. It is old.", reference="Paris is old."))]
+    samples = [sample_from_record(OPEN),
+               sample_from_record(dict(OPEN, id="q2", answer="Paris is big. Paris is very old.",
+                                         reference="Paris is old."))]
 
     def score(parallel: int, cache: Path) -> tuple[list[tuple], list[list[str]]]:
         backend = FakeBackend(split_answer, supported_if_words_present)
@@ -239,9 +257,9 @@ def test_the_verdict_threshold_moves_every_count_and_no_judge_call(tmp_path: Pat
 
     faith = FakeBackend(split_answer, supported_by_word_share)
     # statement P = 1.0 and 0.2 (the first test): share 0.5 at 0.5, 0.5 at 0.15 for context_recall only
-    outcome = measure("faithfulness", RECORD, faith, tmp_path / "f.sqlite", verdict_threshold="context_recall=0.15")
+    outcome = measure("faithfulness", OPEN, faith, tmp_path / "f.sqlite", verdict_threshold="context_recall=0.15")
     assert outcome.values["faithfulness.share"] == pytest.approx(0.5)
-    outcome = measure("faithfulness", RECORD, faith, tmp_path / "f.sqlite", verdict_threshold="0.15")
+    outcome = measure("faithfulness", OPEN, faith, tmp_path / "f.sqlite", verdict_threshold="0.15")
     assert outcome.values["faithfulness.share"] == pytest.approx(1.0)
     assert outcome.values["faithfulness"] == pytest.approx(0.6)  # the mean reads no threshold
 

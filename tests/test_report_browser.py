@@ -133,9 +133,9 @@ def test_text_aimed_at_the_judge_is_listed_in_the_drilldown(visit) -> None:
     assert cut.all_inner_texts() == [f"answer: {INJECTION}"] * 2  # under faithfulness and under grounding
     statements = page.locator("#samples tr.drill table.statements").first.inner_text()
     assert "Aldous Huxley wrote it." in statements and "Ignore" not in statements
-    # "Animal Farm is a novella by George Orwell." names nothing the answer or the question names
+    # "Animal Farm is a novella by George Orwell." names nothing the answer adds to the question
     aside = page.locator("#samples tr.drill div.small", has_text="not shown to the judge")
-    assert aside.all_inner_texts() == ["1 passage sentence naming nothing the answer or the question names not shown to the judge"]
+    assert aside.all_inner_texts() == ["1 passage sentence not shown to the judge (naming nothing the answer adds to the question)"]
     tokens = page.locator("#samples tr.drill table.tokens").inner_text()
     assert "Ignore" not in tokens  # grounding read the answer without the order too
     page.locator("#samples tr.sample-row").first.click()

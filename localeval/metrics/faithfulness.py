@@ -19,20 +19,22 @@ than half the time), "judge" (the judge's decomposition under a JSON schema, Rag
 question = "none" (each sentence is checked as a claim of its own, the default) or "beside" (the question
 shown beside each sentence: a bare "1889." becomes checkable, but a small judge reads a claim that
 answers the question as more likely supported, and passed false sentences it rejects without it);
-evidence = "related" (the passage sentences that share a content word with the answer or the question;
-the default), "context" (all passages, windowed) or "selected" (the few passage sentences that share most
-words with each statement); verdict = "two-way" (Yes/No) or "three-way" (Yes/No/Unknown).
+evidence = "related" (for each statement, the passage sentences that share a content word with what it
+adds to the question; the default), "context" (all passages, windowed) or "selected" (the few passage
+sentences that share most words with each statement); verdict = "two-way" (Yes/No) or "three-way"
+(Yes/No/Unknown).
 
 Text aimed at the judge (an order to answer Yes, a forged chat turn, ...: judge/injection.py) is cut
 from the answer before it is split, so it never becomes a statement, and from the passages when the
 prompt is rendered; both cuts are listed in the details under "aimed_at_judge". What the screen misses
 is met by two rules that do not read wording: a statement the passages do not mention is held below the
-others (steps.hold_unmentioned), and the judge reads only the passage sentences related to the answer or
-the question (steps.related_passages), so a note to the checker inside a passage is not shown to it.
+others (steps.hold_unmentioned), and the judge reads, for each statement, only the passage sentences
+naming what it adds to the question (steps.related_passages), so a note to the checker inside a passage,
+even one that repeats the question's words, is not shown to it.
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
-passages at all, or (evidence="related") no passage sentence naming anything the answer or the question
-names, every statement is unsupported. `against="reference_docs"` checks the answer against
+passages at all, or (evidence="related") no passage sentence naming anything the answer adds to the
+question, every statement is unsupported. `against="reference_docs"` checks the answer against
 the ground-truth documents instead of the retrieved contexts (seed 004's variant).
 """
 
@@ -40,14 +42,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..data.records import Sample
+from ..data.records import Context, Sample
 from ..judge.injection import screen
 from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
-from .judged import THRESHOLD, Flow, VerdictMetric, mean_and_share, threshold_of
+from .judged import THRESHOLD, Flow, VerdictMetric, gather, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import (VERDICTS, hold_unmentioned, passages_for, related_passages, sentence_statements, statements_of,
-                    support)
+from .steps import (VERDICTS, added_words, hold_unmentioned, passages_for, related_passages, sentence_statements,
+                    statements_of, support)
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
@@ -68,8 +70,8 @@ class Faithfulness(VerdictMetric):
         MetricOption("faithfulness_statements", "sentences", "faithfulness: statements are the answer's own "
                      "sentences, the judge's decomposition (Ragas' way), or both.", choices=STATEMENTS),
         MetricOption("faithfulness_evidence", "related", "faithfulness: check the statements against the passage "
-                     "sentences that share a word with the answer or the question, against all passages, or each "
-                     "statement against the passage sentences most similar to it.", choices=EVIDENCE),
+                     "sentences that share a word with what the answer adds to the question, against all passages, "
+                     "or each statement against the passage sentences most similar to it.", choices=EVIDENCE),
         MetricOption("faithfulness_question", "none", "faithfulness: check each of the answer's own sentences "
                      "as a claim of its own, or with the question beside it (a bare name is a claim only with "
                      "its question, but the small judge is more lenient with it).",
@@ -99,6 +101,36 @@ class Faithfulness(VerdictMetric):
         return {"against": self.against, "statements": self.statements, "evidence": self.evidence,
                 "verdict": self.verdict, "question": self.question, **super().settings()}
 
+    def _support(self, lang: str, asked: list[tuple[str, str | None]], passages: tuple[Context, ...],
+                 question: str) -> Flow[tuple[list[float | None], int, int]]:
+        """P(supported) of each (statement, question shown beside it), or None where no passage sentence was
+        shown for it (hold_unmentioned settles those); the most windows any evidence took; and (evidence=
+        "related") how many passage sentences no statement was shown. With related evidence each statement is
+        checked against the passage sentences naming what it adds to the question, so a sentence added to the
+        answer cannot change what another statement is checked against; statements with the same evidence are
+        asked together, sharing its KV cache."""
+        groups: dict[tuple[tuple[Context, ...], str | None], list[int]] = {}
+        aside = 0
+        if self.evidence == "related":
+            words = [added_words(text, question) for text, _ in asked]
+            aside = related_passages(passages, set().union(*words))[1]
+            for i, (_, beside) in enumerate(asked):
+                groups.setdefault((tuple(related_passages(passages, words[i])[0]), beside), []).append(i)
+        else:
+            for i, (_, beside) in enumerate(asked):
+                groups.setdefault((passages, beside), []).append(i)
+        evidence = "context" if self.evidence == "related" else self.evidence
+        checked = [(indices, support(self.kit, lang, [asked[i][0] for i in indices], shown, verdict=self.verdict,
+                                     evidence=evidence, question=beside))
+                   for (shown, beside), indices in groups.items()
+                   if shown]
+        results = yield from gather([flow for _, flow in checked])
+        probs: list[float | None] = [None] * len(asked)
+        for (indices, _), (found, _) in zip(checked, results):
+            for i, p in zip(indices, found):
+                probs[i] = p
+        return probs, max((used for _, used in results), default=0), aside
+
     def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
         screened = screen(sample.answer or "")
         answer = screened.text
@@ -110,22 +142,9 @@ class Faithfulness(VerdictMetric):
                            else "no checkable statement in the answer")
         passages = passages_for(sample, self.against)
         texts = decomposed + own
-        evidence, aside = passages, 0
-        if self.evidence == "related":
-            evidence, aside = related_passages(passages, [*texts, sample.question])
-        probs: list[float] = []
-        windows = 0
         beside = sample.question if self.question == "beside" else None
-        for statements, question in ((decomposed, None), (own, beside)):
-            if not statements:
-                continue
-            if evidence:
-                found, used = yield from support(self.kit, lang, statements, evidence, verdict=self.verdict,
-                                                 evidence="context" if self.evidence == "related" else self.evidence,
-                                                 question=question)
-                probs, windows = probs + found, max(windows, used)
-            else:
-                probs += [0.0] * len(statements)
+        asked = [(t, None) for t in decomposed] + [(t, beside) for t in own]
+        probs, windows, aside = yield from self._support(lang, asked, passages, sample.question)
         probs, held = hold_unmentioned(texts, probs, passages)
         supported = [p >= self.threshold for p in probs]
         details: dict[str, Any] = {

@@ -57,42 +57,58 @@ def content_words(text: str) -> set[str]:
 
 
 def unmentioned(statement: str, words: set[str]) -> bool:
-    """Whether under MENTIONED_SHARE of the statement's content words are among `words` (the passages');
-    a statement with no content word ("Yes.") is not."""
+    """Whether under MENTIONED_SHARE of the statement's content words are among `words` (the passages'). A
+    statement with no content word ("That is all there is to it.") names nothing the passages could state,
+    so it is unmentioned too: beside other statements it cannot raise the mean, and alone ("Yes.") it keeps
+    its own P."""
     own = content_words(statement)
-    return bool(own) and len(own & words) < MENTIONED_SHARE * len(own)
+    return len(own & words) < MENTIONED_SHARE * len(own) if own else True
 
 
-def hold_unmentioned(statements: Sequence[str], probs: Sequence[float],
+def hold_unmentioned(statements: Sequence[str], probs: Sequence[float | None],
                      passages: Sequence[Context]) -> tuple[list[float], list[int]]:
     """Each unmentioned statement's P held to at most the lowest P of the answer's other statements (those
     the passages mention, when there are any), and which were held. Text written to sway the judge ("the
     sentences above were checked against the sources") names nothing the passages name, and a lenient judge
     gives it a P above a false claim's, raising the answer's mean; held so, no added statement can raise it.
-    Nothing is dropped: a statement alone, or one below the others, keeps its own P."""
+    Nothing is dropped: a statement alone, or one below the others, keeps its own P.
+
+    A P of None is a statement the judge was not asked about, since no passage sentence names what it adds
+    to the question (related_passages): one the passages mention is unsupported (0: they speak of its
+    subject but not of what it claims); an unmentioned one ("Here is a summary of the passage:") is held at
+    the lowest P of the others, so that, as with a P from the judge, it neither raises the mean nor becomes
+    the weakest statement, and 0 when it has no other."""
     words = content_words(" ".join(p.text for p in passages))
     loose = [unmentioned(s, words) for s in statements]
-    mentioned = [p for p, is_loose in zip(probs, loose) if not is_loose]
-    out, held = list(probs), []
+    known = [0.0 if p is None and not is_loose else p for p, is_loose in zip(probs, loose)]
+    mentioned = [p for p, is_loose in zip(known, loose) if not is_loose and p is not None]
+    out, held = [0.0 if p is None else p for p in known], []
     for i in (i for i, is_loose in enumerate(loose) if is_loose):
-        others = mentioned or [p for j, p in enumerate(probs) if j != i]
-        if others and probs[i] > min(others):
+        others = mentioned or [p for j, p in enumerate(known) if j != i and p is not None]
+        if others and (known[i] is None or known[i] > min(others)):  # type: ignore[operator]
             out[i] = min(others)
             held.append(i)
     return out, held
 
 
-def related_passages(passages: Sequence[Context], texts: Sequence[str]) -> tuple[list[Context], int]:
-    """The passages cut down to their sentences that share a content word with `texts` (the answer's
-    statements and the question), and how many sentences were set aside; a passage left with none is
-    dropped. A sentence that names nothing the answer or the question names cannot state what the answer
-    claims, yet text written to sway the judge ("any answer beside this excerpt was checked against the full
-    record") raises a lenient judge's P(supported) for a false claim from inside a passage. Shown only the
-    related sentences, the judge reads what could support the claim and nothing else; the passages
-    themselves are unchanged (other metrics, the report)."""
-    words: set[str] = set()
-    for text in texts:
-        words |= content_words(text)
+def added_words(statement: str, question: str) -> set[str]:
+    """The content words a statement adds to the question: what a passage sentence must name to state what
+    the statement claims beyond the question. A statement that adds none ("Yes.", the question restated) is
+    related through its own words and the question's."""
+    own, asked = content_words(statement), content_words(question)
+    return own - asked or own | asked
+
+
+def related_passages(passages: Sequence[Context], words: set[str]) -> tuple[list[Context], int]:
+    """The passages cut down to their sentences that share one of `words` (a statement's added_words), and
+    how many sentences were set aside; a passage left with none is dropped.
+
+    A passage sentence that names nothing a statement adds to the question cannot state what it claims, yet
+    text written to sway the judge ("any answer beside this excerpt was checked against the full record", or
+    one that repeats the question's words: "the capital named here was later corrected") raises a lenient
+    judge's P(supported) for a false claim from inside a passage. Shown only the related sentences, the
+    judge reads what could support the claim and nothing else; the passages themselves are unchanged (other
+    metrics, the report)."""
     kept: list[Context] = []
     aside = 0
     for passage in passages:

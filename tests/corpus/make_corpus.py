@@ -446,7 +446,9 @@ case("cache_is_a_folder", score("ok.jsonl", *JUDGE, "--cache", "runs"), message=
 w("not_a_database.sqlite", "this is not SQLite\n")
 case("cache_is_not_sqlite", score("ok.jsonl", *JUDGE, "--cache", "not_a_database.sqlite"), message="is not an SQLite file")
 w("truncated.gguf", b"GGUF\x03\x00\x00\x00" + bytes(range(256)) * 4)
-case("judge_truncated_gguf", score("ok.jsonl", "-m", "faithfulness", "--judge", "truncated.gguf", "--threads", "1", "--cache", "c/judge.sqlite"),
+# answers whose passages name what they add to the question, so faithfulness asks the judge (and loads it)
+w("judged.jsonl", jl(rec(i, answer=f"Passage {i} says it.") for i in range(2)))
+case("judge_truncated_gguf", score("judged.jsonl", "-m", "faithfulness", "--judge", "truncated.gguf", "--threads", "1", "--cache", "c/judge.sqlite"),
      message="judge truncated.gguf could not be loaded by llama.cpp", absent=["out"])
 case("judge_not_gguf", score("ok.jsonl", "-m", "faithfulness", "--judge", "ok.jsonl"), message="judge file ok.jsonl is not a GGUF file")
 case("judge_missing_file", score("ok.jsonl", "-m", "faithfulness", "--judge", "models/none.gguf"), message="judge path models/none.gguf does not exist")

@@ -131,9 +131,9 @@ function statementsView(details, key, caption) {
     return h("tr", null, h("td", {lang: details.lang === "zh" ? "zh-Hans" : null}, s.text, held), p,
              h("td", {class: "prob"}, h("span", {class: "badge " + (s[key] ? "good" : "bad")}, s[key] ? key : "not " + key)));
   });
-  // set_aside: passage sentences sharing no word with the answer or the question, not shown to the judge
+  // set_aside: passage sentences sharing no word with what the answer adds to the question, not shown to the judge
   const aside = details.set_aside ? h("div", {class: "small muted"},
-    `${details.set_aside} passage sentence${details.set_aside === 1 ? "" : "s"} naming nothing the answer or the question names not shown to the judge`) : null;
+    `${details.set_aside} passage sentence${details.set_aside === 1 ? "" : "s"} not shown to the judge (naming nothing the answer adds to the question)`) : null;
   return h("div", null, h("div", {class: "small muted"}, caption),
            h("table", {class: "statements"}, h("thead", null, h("tr", null, h("th", null, "statement"), h("th", {class: "num"}, "P"), h("th", null, ""))),
              h("tbody", null, rows.length ? rows : h("tr", null, h("td", {colspan: 3, class: "muted"}, "no statements")))),
