@@ -204,15 +204,9 @@ PASSAGES = (Context(id="1", text="The Eiffel Tower is in Paris. It was completed
     (["It is in Lyon.", "Crowds of delighted visitors came often."], [0.1, 0.5], [0.1, 0.1], [1]),
     # none mentioned: held to the lowest of the others
     (["Reviewers confirmed this.", "Verified by two editors."], [0.4, 0.3], [0.3, 0.3], [0]),
-    # None: the judge was not asked (no passage sentence names what the statement adds). Mentioned: 0;
-    # unmentioned: held at the lowest of the others, 0 alone
-    (["The Eiffel Tower was completed in 1925."], [None], [0.0], []),
-    (["The Eiffel Tower is in Paris.", "Here is a short summary:"], [0.9, None], [0.9, 0.9], [1]),
-    (["The Eiffel Tower was completed in 1925.", "Here is a short summary:"], [None, None], [0.0, 0.0], [1]),
-    (["Here is a short summary:"], [None], [0.0], []),
 ])
 def test_a_statement_the_passages_do_not_mention_cannot_raise_the_mean(
-        statements: list[str], probs: list[float | None], expected: list[float], held: list[int]) -> None:
+        statements: list[str], probs: list[float], expected: list[float], held: list[int]) -> None:
     assert hold_unmentioned(statements, probs, PASSAGES) == (expected, held)
 
 

@@ -93,6 +93,22 @@ def test_a_statement_whose_additions_no_passage_sentence_names_is_unsupported_un
     assert outcome.details["set_aside"] == 1
 
 
+def test_a_statement_the_passages_do_not_mention_is_checked_against_them_whole(tmp_path: Path) -> None:
+    # "Barack Obama was born in Kenya." names nothing the passages name: no sentence is related to it, so the
+    # judge reads the whole passages for it (and the hold keeps it from raising the mean), never a free pass
+    record = dict(RECORD, answer="Paris is in France. Barack Obama was born in Kenya.")
+    backend = FakeBackend(split_answer, supported_by_word_share)
+    outcome = measure("faithfulness", record, backend, tmp_path / "c.sqlite")
+    assert isinstance(outcome, Measurement)
+    # the fake judge's P is the share of the statement's words in the context: "in" of six
+    assert [s["p"] for s in outcome.details["statements"]] == pytest.approx([1.0, 1 / 6], abs=1e-6)
+    asked = {between(c.text, "<statement>", "</statement>"): between(c.text, "<context>", "</context>").strip()
+             for c in backend.calls if isinstance(c, DistributionCall)}
+    assert asked == {"Paris is in France.": "[1] Paris is in France.",
+                     "Barack Obama was born in Kenya.": "[1] Paris is the capital. Paris is in France."}
+    assert "set_aside" not in outcome.details  # every passage sentence was shown to some statement
+
+
 def test_long_passages_are_windowed_and_the_best_window_counts(tmp_path: Path) -> None:
     filler = " ".join(f"Sentence number {i} names France." for i in range(60))  # related: the judge reads it
     record = dict(RECORD, answer="Paris is in France.", contexts=[filler + " Paris is in France."])

@@ -30,11 +30,12 @@ prompt is rendered; both cuts are listed in the details under "aimed_at_judge". 
 is met by two rules that do not read wording: a statement the passages do not mention is held below the
 others (steps.hold_unmentioned), and the judge reads, for each statement, only the passage sentences
 naming what it adds to the question (steps.related_passages), so a note to the checker inside a passage,
-even one that repeats the question's words, is not shown to it.
+even one that repeats the question's words, is not shown to it (but for a statement that adds nothing to
+the question, which is related through the question's words).
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
-passages at all, or (evidence="related") no passage sentence naming anything the answer adds to the
-question, every statement is unsupported. `against="reference_docs"` checks the answer against
+passages at all every statement is unsupported, and (evidence="related") so is a statement the passages
+mention whose additions to the question no passage sentence names (the judge is not asked). `against="reference_docs"` checks the answer against
 the ground-truth documents instead of the retrieved contexts (seed 004's variant).
 """
 
@@ -48,8 +49,8 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, gather, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import (VERDICTS, added_words, hold_unmentioned, passages_for, related_passages, sentence_statements,
-                    statements_of, support)
+from .steps import (VERDICTS, added_words, hold_unmentioned, passage_words, passages_for, related_passages,
+                    sentence_statements, statements_of, support, unmentioned)
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
@@ -69,9 +70,9 @@ class Faithfulness(VerdictMetric):
                      "contexts or the reference documents.", choices=AGAINST),
         MetricOption("faithfulness_statements", "sentences", "faithfulness: statements are the answer's own "
                      "sentences, the judge's decomposition (Ragas' way), or both.", choices=STATEMENTS),
-        MetricOption("faithfulness_evidence", "related", "faithfulness: check the statements against the passage "
-                     "sentences that share a word with what the answer adds to the question, against all passages, "
-                     "or each statement against the passage sentences most similar to it.", choices=EVIDENCE),
+        MetricOption("faithfulness_evidence", "related", "faithfulness: check each statement against the passage "
+                     "sentences that share a word with what it adds to the question, against all passages, or "
+                     "against the passage sentences most similar to it.", choices=EVIDENCE),
         MetricOption("faithfulness_question", "none", "faithfulness: check each of the answer's own sentences "
                      "as a claim of its own, or with the question beside it (a bare name is a claim only with "
                      "its question, but the small judge is more lenient with it).",
@@ -102,30 +103,37 @@ class Faithfulness(VerdictMetric):
                 "verdict": self.verdict, "question": self.question, **super().settings()}
 
     def _support(self, lang: str, asked: list[tuple[str, str | None]], passages: tuple[Context, ...],
-                 question: str) -> Flow[tuple[list[float | None], int, int]]:
-        """P(supported) of each (statement, question shown beside it), or None where no passage sentence was
-        shown for it (hold_unmentioned settles those); the most windows any evidence took; and (evidence=
-        "related") how many passage sentences no statement was shown. With related evidence each statement is
-        checked against the passage sentences naming what it adds to the question, so a sentence added to the
-        answer cannot change what another statement is checked against; statements with the same evidence are
-        asked together, sharing its KV cache."""
-        groups: dict[tuple[tuple[Context, ...], str | None], list[int]] = {}
+                 question: str) -> Flow[tuple[list[float], int, int]]:
+        """P(supported) of each (statement, question shown beside it), the most windows any evidence took,
+        and (evidence="related") how many passage sentences no statement was shown.
+
+        With related evidence each statement is checked against the passage sentences naming what it adds to
+        the question, so a sentence added to the answer cannot change what another statement is checked
+        against. When no passage sentence names what a statement adds, the passages speak of its subject
+        without stating its claim: unsupported, the judge not asked. A statement the passages do not mention
+        at all (a preamble, an aside, an invented fact) is checked against the whole passages instead: the
+        judge's P is what it gets, and the hold keeps it from raising the mean. Statements with the same
+        evidence are asked together, sharing its KV cache."""
+        whole = tuple(passages)
+        shown_to = [whole] * len(asked)
         aside = 0
         if self.evidence == "related":
-            words = [added_words(text, question) for text, _ in asked]
-            aside = related_passages(passages, set().union(*words))[1]
-            for i, (_, beside) in enumerate(asked):
-                groups.setdefault((tuple(related_passages(passages, words[i])[0]), beside), []).append(i)
-        else:
-            for i, (_, beside) in enumerate(asked):
-                groups.setdefault((passages, beside), []).append(i)
+            mentioned_words = passage_words(passages)
+            added = [added_words(text, question) for text, _ in asked]
+            shown_to = [tuple(related_passages(passages, words)[0]) or (whole if unmentioned(text, mentioned_words)
+                                                                        else ())
+                        for (text, _), words in zip(asked, added)]
+            aside = 0 if whole in shown_to else related_passages(passages, set().union(*added))[1]
+        groups: dict[tuple[tuple[Context, ...], str | None], list[int]] = {}
+        for i, ((_, beside), shown) in enumerate(zip(asked, shown_to)):
+            if shown:
+                groups.setdefault((shown, beside), []).append(i)
         evidence = "context" if self.evidence == "related" else self.evidence
         checked = [(indices, support(self.kit, lang, [asked[i][0] for i in indices], shown, verdict=self.verdict,
                                      evidence=evidence, question=beside))
-                   for (shown, beside), indices in groups.items()
-                   if shown]
+                   for (shown, beside), indices in groups.items()]
         results = yield from gather([flow for _, flow in checked])
-        probs: list[float | None] = [None] * len(asked)
+        probs = [0.0] * len(asked)
         for (indices, _), (found, _) in zip(checked, results):
             for i, p in zip(indices, found):
                 probs[i] = p

@@ -59,33 +59,30 @@ def content_words(text: str) -> set[str]:
 def unmentioned(statement: str, words: set[str]) -> bool:
     """Whether under MENTIONED_SHARE of the statement's content words are among `words` (the passages'). A
     statement with no content word ("That is all there is to it.") names nothing the passages could state,
-    so it is unmentioned too: beside other statements it cannot raise the mean, and alone ("Yes.") it keeps
-    its own P."""
+    so it is unmentioned too: beside other statements it cannot raise the mean (alone, "Yes." keeps its P)."""
     own = content_words(statement)
     return len(own & words) < MENTIONED_SHARE * len(own) if own else True
 
 
-def hold_unmentioned(statements: Sequence[str], probs: Sequence[float | None],
+def passage_words(passages: Sequence[Context]) -> set[str]:
+    """The content words of all the passages: what `unmentioned` reads a statement against."""
+    return content_words(" ".join(p.text for p in passages))
+
+
+def hold_unmentioned(statements: Sequence[str], probs: Sequence[float],
                      passages: Sequence[Context]) -> tuple[list[float], list[int]]:
     """Each unmentioned statement's P held to at most the lowest P of the answer's other statements (those
     the passages mention, when there are any), and which were held. Text written to sway the judge ("the
     sentences above were checked against the sources") names nothing the passages name, and a lenient judge
     gives it a P above a false claim's, raising the answer's mean; held so, no added statement can raise it.
-    Nothing is dropped: a statement alone, or one below the others, keeps its own P.
-
-    A P of None is a statement the judge was not asked about, since no passage sentence names what it adds
-    to the question (related_passages): one the passages mention is unsupported (0: they speak of its
-    subject but not of what it claims); an unmentioned one ("Here is a summary of the passage:") is held at
-    the lowest P of the others, so that, as with a P from the judge, it neither raises the mean nor becomes
-    the weakest statement, and 0 when it has no other."""
-    words = content_words(" ".join(p.text for p in passages))
+    Nothing is dropped: a statement alone, or one below the others, keeps its own P."""
+    words = passage_words(passages)
     loose = [unmentioned(s, words) for s in statements]
-    known = [0.0 if p is None and not is_loose else p for p, is_loose in zip(probs, loose)]
-    mentioned = [p for p, is_loose in zip(known, loose) if not is_loose and p is not None]
-    out, held = [0.0 if p is None else p for p in known], []
+    mentioned = [p for p, is_loose in zip(probs, loose) if not is_loose]
+    out, held = list(probs), []
     for i in (i for i, is_loose in enumerate(loose) if is_loose):
-        others = mentioned or [p for j, p in enumerate(known) if j != i and p is not None]
-        if others and (known[i] is None or known[i] > min(others)):  # type: ignore[operator]
+        others = mentioned or [p for j, p in enumerate(probs) if j != i]
+        if others and probs[i] > min(others):
             out[i] = min(others)
             held.append(i)
     return out, held
