@@ -35,8 +35,9 @@ the question, which is related through the question's words).
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all every statement is unsupported, and (evidence="related") so is a statement the passages
-mention whose additions to the question no passage sentence names (the judge is not asked). `against="reference_docs"` checks the answer against
-the ground-truth documents instead of the retrieved contexts (seed 004's variant).
+mention whose additions to the question no passage sentence names (the judge is not asked).
+`against="reference_docs"` checks the answer against the ground-truth documents instead of the retrieved
+contexts (seed 004's variant).
 """
 
 from __future__ import annotations
@@ -118,11 +119,14 @@ class Faithfulness(VerdictMetric):
         shown_to = [whole] * len(asked)
         aside = 0
         if self.evidence == "related":
-            mentioned_words = passage_words(passages)
+            named = passage_words(passages)
             added = [added_words(text, question) for text, _ in asked]
-            shown_to = [tuple(related_passages(passages, words)[0]) or (whole if unmentioned(text, mentioned_words)
-                                                                        else ())
-                        for (text, _), words in zip(asked, added)]
+
+            def evidence_for(text: str, words: set[str]) -> tuple[Context, ...]:
+                related = tuple(related_passages(passages, words)[0])
+                return related or (whole if unmentioned(text, named) else ())
+
+            shown_to = [evidence_for(text, words) for (text, _), words in zip(asked, added)]
             aside = 0 if whole in shown_to else related_passages(passages, set().union(*added))[1]
         groups: dict[tuple[tuple[Context, ...], str | None], list[int]] = {}
         for i, ((_, beside), shown) in enumerate(zip(asked, shown_to)):
