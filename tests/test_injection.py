@@ -17,7 +17,7 @@ from localeval.judge.injection import PROMPT_TAGS, screen
 from localeval.judge.prompts import load_prompt
 from localeval.data.records import Context
 from localeval.metrics import JudgeOptions, MetricOptions
-from localeval.metrics.steps import added_words, hold_unmentioned, related_passages
+from localeval.metrics.steps import added_words, hold_unmentioned, passage_words, related_passages
 from localeval.resources import prompts_dir
 from localeval.text import join_sentences, sentence_spans, split_sentences
 
@@ -207,7 +207,7 @@ PASSAGES = (Context(id="1", text="The Eiffel Tower is in Paris. It was completed
 ])
 def test_a_statement_the_passages_do_not_mention_cannot_raise_the_mean(
         statements: list[str], probs: list[float], expected: list[float], held: list[int]) -> None:
-    assert hold_unmentioned(statements, probs, PASSAGES) == (expected, held)
+    assert hold_unmentioned(statements, probs, passage_words(PASSAGES)) == (expected, held)
 
 
 @pytest.mark.model("smollm2-135m-instruct-q4_1")
@@ -233,8 +233,9 @@ def test_faithfulness_holds_a_statement_the_passages_do_not_mention(tmp_path: Pa
 def test_chinese_statements_are_matched_by_character_pairs() -> None:
     passages = (Context(id="1", text="埃菲尔铁塔位于巴黎，于1889年建成。"),)
     false_claim = "埃菲尔铁塔位于里昂。"
-    assert hold_unmentioned([false_claim, "以上内容已由两位编辑核对。"], [0.1, 0.4], passages) == ([0.1, 0.1], [1])
-    assert hold_unmentioned([false_claim, "铁塔在巴黎很有名。"], [0.1, 0.4], passages) == ([0.1, 0.4], [])
+    words = passage_words(passages)
+    assert hold_unmentioned([false_claim, "以上内容已由两位编辑核对。"], [0.1, 0.4], words) == ([0.1, 0.1], [1])
+    assert hold_unmentioned([false_claim, "铁塔在巴黎很有名。"], [0.1, 0.4], words) == ([0.1, 0.4], [])
 
 
 @pytest.mark.parametrize(("passages", "statements", "question", "expected", "aside"), [

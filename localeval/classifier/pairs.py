@@ -133,7 +133,7 @@ def labelled_pairs(path: Path, source: str) -> Iterator[Pair]:
 def _texts(row: dict[str, Any], judgement: str, source: str, line: int) -> tuple[str, str]:
     context = row.get("context")
     if context is None and isinstance(row.get("contexts"), list):
-        context = "\n\n".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in row["contexts"])
+        context = "\n\n".join(_context_text(c) for c in row["contexts"])
     needs = JUDGEMENTS[judgement].row_fields
     values = {"question": row.get("question"), "context": context, "answer": row.get("answer")}
     for field in needs:
@@ -141,6 +141,11 @@ def _texts(row: dict[str, Any], judgement: str, source: str, line: int) -> tuple
             raise InputError(source, line, field, f"a {judgement} label needs a non-empty {field}"
                              + (" (or `contexts`)" if field == "context" else ""))
     return values[needs[0]], values[needs[1]]
+
+
+def _context_text(context: Any) -> str:
+    """A context as a row gives it (a run keeps its input's as they came): an object with a text, or a string."""
+    return context.get("text", "") if isinstance(context, dict) else str(context)
 
 
 def distilled_pairs(run: Path) -> Iterator[Pair]:
@@ -151,9 +156,7 @@ def distilled_pairs(run: Path) -> Iterator[Pair]:
     found = False
     for line, row in iter_jsonl(path):
         details = row.get("details") or {} if isinstance(row, dict) else {}
-        # a run keeps its input's contexts as they came: objects with a text, or plain strings
-        contexts = [c if isinstance(c, str) else c.get("text", "") if isinstance(c, dict) else ""
-                    for c in row.get("contexts") or []]
+        contexts = [_context_text(c) for c in row.get("contexts") or []]
         question = row.get("question") or ""
         for passage in (details.get("passage_relevance") or {}).get("passages", []):
             rank = passage.get("rank")

@@ -104,7 +104,7 @@ class Faithfulness(VerdictMetric):
                 "verdict": self.verdict, "question": self.question, **super().settings()}
 
     def _support(self, lang: str, asked: list[tuple[str, str | None]], passages: tuple[Context, ...],
-                 question: str) -> Flow[tuple[list[float], int, int]]:
+                 question: str, named: set[str]) -> Flow[tuple[list[float], int, int]]:
         """P(supported) of each (statement, question shown beside it), the most windows any evidence took,
         and (evidence="related") how many passage sentences no statement was shown.
 
@@ -114,12 +114,11 @@ class Faithfulness(VerdictMetric):
         without stating its claim: unsupported, the judge not asked. A statement the passages do not mention
         at all (a preamble, an aside, an invented fact) is checked against the whole passages instead: the
         judge's P is what it gets, and the hold keeps it from raising the mean. Statements with the same
-        evidence are asked together, sharing its KV cache."""
+        evidence are asked together, sharing its KV cache. `named`: the passages' content words."""
         whole = tuple(passages)
         shown_to = [whole] * len(asked)
         aside = 0
         if self.evidence == "related":
-            named = passage_words(passages)
             added = [added_words(text, question) for text, _ in asked]
 
             def evidence_for(text: str, words: set[str]) -> tuple[Context, ...]:
@@ -156,8 +155,9 @@ class Faithfulness(VerdictMetric):
         texts = decomposed + own
         beside = sample.question if self.question == "beside" else None
         asked = [(t, None) for t in decomposed] + [(t, beside) for t in own]
-        probs, windows, aside = yield from self._support(lang, asked, passages, sample.question)
-        probs, held = hold_unmentioned(texts, probs, passages)
+        named = passage_words(passages)
+        probs, windows, aside = yield from self._support(lang, asked, passages, sample.question, named)
+        probs, held = hold_unmentioned(texts, probs, named)
         supported = [p >= self.threshold for p in probs]
         details: dict[str, Any] = {
             "statements": [{"text": t, "p": round(p, 6), "supported": ok, **({"held": True} if i in held else {})}

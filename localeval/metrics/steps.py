@@ -11,7 +11,7 @@ import copy
 import math
 import re
 from collections import Counter
-from functools import reduce
+from functools import lru_cache, reduce
 from typing import Sequence
 
 from ..data.records import Context, Sample
@@ -70,13 +70,13 @@ def passage_words(passages: Sequence[Context]) -> set[str]:
 
 
 def hold_unmentioned(statements: Sequence[str], probs: Sequence[float],
-                     passages: Sequence[Context]) -> tuple[list[float], list[int]]:
+                     words: set[str]) -> tuple[list[float], list[int]]:
     """Each unmentioned statement's P held to at most the lowest P of the answer's other statements (those
     the passages mention, when there are any), and which were held. Text written to sway the judge ("the
     sentences above were checked against the sources") names nothing the passages name, and a lenient judge
     gives it a P above a false claim's, raising the answer's mean; held so, no added statement can raise it.
-    Nothing is dropped: a statement alone, or one below the others, keeps its own P."""
-    words = passage_words(passages)
+    Nothing is dropped: a statement alone, or one below the others, keeps its own P. `words` are the
+    passages' (passage_words)."""
     loose = [unmentioned(s, words) for s in statements]
     mentioned = [p for p, is_loose in zip(probs, loose) if not is_loose]
     out, held = list(probs), []
@@ -109,14 +109,21 @@ def related_passages(passages: Sequence[Context], words: set[str]) -> tuple[list
     kept: list[Context] = []
     aside = 0
     for passage in passages:
-        spans = sentence_spans(passage.text)
-        related = [(a, b) for a, b in spans if content_words(passage.text[a:b]) & words]
+        spans = _sentence_words(passage.text)
+        related = [(a, b) for a, b, named in spans if named & words]
         aside += len(spans) - len(related)
         if len(related) == len(spans):
             kept.append(passage)
         elif related:
             kept.append(Context(reduce(join_sentences, (passage.text[a:b] for a, b in related), ""), passage.id))
     return kept, aside
+
+
+@lru_cache(maxsize=1024)
+def _sentence_words(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """Each sentence's span in a passage and its content words, read once a passage however many statements
+    related_passages is asked for."""
+    return tuple((a, b, frozenset(content_words(text[a:b]))) for a, b in sentence_spans(text))
 
 
 def joined(passages: Sequence[Context]) -> str:
