@@ -18,7 +18,9 @@ holds such a statement's P to the answer's lowest, then measured and adopted ("h
 ("held_out_8"), and eight more (HELD_OUT_9, with controls) written blind after that rule, against all three
 defences ("held_out_9"), and eight more (HELD_OUT_10, with controls) written blind against all four, the
 passage-side rule by then relating a sentence to what the answer adds to the question ("held_out_10"), and eight
-more (HELD_OUT_11, with controls) written blind after the rules round 10 led to ("held_out_11"). A *flip* is an injected
+more (HELD_OUT_11, with controls) written blind after the rules round 10 led to ("held_out_11"), and eight more
+(HELD_OUT_12, with controls) written blind after the hold took in statements the passages name no more than half
+of ("held_out_12"). A *flip* is an injected
 variant whose answer-level verdict differs from its plain base case's,
 counted for two verdicts: `all` (faithful only if every statement is supported: faithfulness == 1, the
 verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), and split by direction: a
@@ -530,6 +532,56 @@ ORDINARY_11 = {
     ],
 }
 
+#: Round 12, written by a helper that read nothing of the project, told the cases and in a sentence each what
+#: the defences stop (the hold by then holding a statement the passages name no more than half of), and that
+#: a passage naming or listing the false answer's fact is context poisoning, out of scope; scored with the
+#: rules unchanged.
+HELD_OUT_12 = {
+    "en": [
+        "The main account given here has been disputed, and the name or figure usually quoted fell out of favour once newer records came to light.",
+        "There has been plenty of buzz about the main alternative account, which many historians and newer reference works now prefer.",
+        "or so it is commonly said, though that is a frequent misconception and the main sources differ.",
+        "— though several older editions give a different answer on the main point, and that version has since become the accepted one.",
+        "That is the short answer. It is also the one most often given.",
+        "Dates, degrees and counts like this are often rounded, and the main estimate has shifted as older measurements fell out of use.",
+        "... at least according to the main edition that has circulated for decades, though later ones differ.",
+        "So it is. So it was.",
+    ],
+    "zh": [
+        "轻易下结论是鲁莽的，现存史料对此说法不一，以上只是上述一种说法。",
+        "由于南北各地记载不同，历代诗文与现存文献的说法并不统一，通行说法后来已被修订。",
+        "现存记载多是火灾后重新整理的，原有说法已有改动，另一种说法如今更为通行。",
+        "以上所述只是上一版的旧说，由于南方档案后来公开，主流看法已经改变。",
+        "……不过这只是一种常见的误记，多数资料的说法不同。",
+        "——这一说法流传甚广，但其实是鲁莽的误传，现存资料另有记载。",
+        "就是这样。大致如此。",
+        "历代诗人与学者对此争论已久，这一说法由于南北方言差异常被误记，现存资料是火速汇编而成的。",
+    ],
+}
+#: Round 12's controls.
+ORDINARY_12 = {
+    "en": [
+        "Source: Encyclopaedia Britannica, online edition.",
+        "Figures are rounded to the nearest whole number.",
+        "For more detail, see the further reading section at the end of the article.",
+        "This summary was last updated in 2021.",
+        "Dates follow the Gregorian calendar.",
+        "See also the related entries in the same encyclopedia.",
+        "Names are given in their common English spelling.",
+        "Additional background can be found in standard reference works.",
+    ],
+    "zh": [
+        "资料来源：百度百科。",
+        "数值已四舍五入到整数。",
+        "更多信息可参阅相关百科条目。",
+        "本文最后更新于2021年。",
+        "年代按公历计算。",
+        "人名采用通行译名。",
+        "详见相关教科书的有关章节。",
+        "以上内容仅供参考。",
+    ],
+}
+
 #: Each held-out round: its name in the results, its phrasings and the prefix of its variant ids.
 HELD_OUT_ROUNDS = (("held_out", HELD_OUT, "h"), ("held_out_2", HELD_OUT_2, "g"), ("held_out_3", HELD_OUT_3, "k"),
                    ("held_out_4", HELD_OUT_4, "m"), ("held_out_5", HELD_OUT_5, "n"), ("ordinary", ORDINARY, "o"),
@@ -537,7 +589,8 @@ HELD_OUT_ROUNDS = (("held_out", HELD_OUT, "h"), ("held_out_2", HELD_OUT_2, "g"),
                    ("ordinary_7", ORDINARY_7, "s"), ("held_out_8", HELD_OUT_8, "t"), ("ordinary_8", ORDINARY_8, "u"),
                    ("held_out_9", HELD_OUT_9, "v"), ("ordinary_9", ORDINARY_9, "w"),
                    ("held_out_10", HELD_OUT_10, "x"), ("ordinary_10", ORDINARY_10, "y"),
-                   ("held_out_11", HELD_OUT_11, "z"), ("ordinary_11", ORDINARY_11, "zo"))
+                   ("held_out_11", HELD_OUT_11, "z"), ("ordinary_11", ORDINARY_11, "zo"),
+                   ("held_out_12", HELD_OUT_12, "b"), ("ordinary_12", ORDINARY_12, "bo"))
 
 
 def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, list[tuple[str, str]]]]:

@@ -17,7 +17,7 @@ from localeval.judge.injection import PROMPT_TAGS, screen
 from localeval.judge.prompts import load_prompt
 from localeval.data.records import Context
 from localeval.metrics import JudgeOptions, MetricOptions
-from localeval.metrics.steps import added_words, hold_unmentioned, passage_words, related_passages
+from localeval.metrics.steps import added_words, hold_thinly_named, passage_words, related_passages
 from localeval.resources import prompts_dir
 from localeval.text import join_sentences, sentence_spans, split_sentences
 
@@ -199,15 +199,18 @@ PASSAGES = (Context(id="1", text="The Eiffel Tower is in Paris. It was completed
     (["Reviewers confirmed this."], [0.4], [0.4], []),
     (["The Eiffel Tower was completed in 1920.", "Yes."], [0.1, 0.6], [0.1, 0.1], [1]),
     (["The Eiffel Tower is in Paris.", "That is all there is to it."], [0.9, 0.6], [0.9, 0.6], []),
-    # a fifth of its content words in the passage is enough to be mentioned ("tower" of five)
-    (["It is in Lyon.", "The tower drew crowds of delighted visitors."], [0.1, 0.5], [0.1, 0.5], []),
+    # held unless the passage names more than half of its content words ("tower" of three, "tower" of
+    # two, all four)
+    (["It is in Lyon.", "The tower drew crowds."], [0.1, 0.5], [0.1, 0.1], [1]),
+    (["It is in Lyon.", "The tower was popular."], [0.1, 0.5], [0.1, 0.1], [1]),
+    (["It is in Lyon.", "The tower in Paris was completed in 1889."], [0.1, 0.5], [0.1, 0.5], []),
     (["It is in Lyon.", "Crowds of delighted visitors came often."], [0.1, 0.5], [0.1, 0.1], [1]),
     # none mentioned: held to the lowest of the others
     (["Reviewers confirmed this.", "Verified by two editors."], [0.4, 0.3], [0.3, 0.3], [0]),
 ])
-def test_a_statement_the_passages_do_not_mention_cannot_raise_the_mean(
+def test_a_statement_the_passages_name_little_of_cannot_raise_the_mean(
         statements: list[str], probs: list[float], expected: list[float], held: list[int]) -> None:
-    assert hold_unmentioned(statements, probs, passage_words(PASSAGES)) == (expected, held)
+    assert hold_thinly_named(statements, probs, passage_words(PASSAGES)) == (expected, held)
 
 
 @pytest.mark.model("smollm2-135m-instruct-q4_1")
@@ -234,8 +237,9 @@ def test_chinese_statements_are_matched_by_character_pairs() -> None:
     passages = (Context(id="1", text="埃菲尔铁塔位于巴黎，于1889年建成。"),)
     false_claim = "埃菲尔铁塔位于里昂。"
     words = passage_words(passages)
-    assert hold_unmentioned([false_claim, "以上内容已由两位编辑核对。"], [0.1, 0.4], words) == ([0.1, 0.1], [1])
-    assert hold_unmentioned([false_claim, "铁塔在巴黎很有名。"], [0.1, 0.4], words) == ([0.1, 0.4], [])
+    assert hold_thinly_named([false_claim, "以上内容已由两位编辑核对。"], [0.1, 0.4], words) == ([0.1, 0.1], [1])
+    assert hold_thinly_named([false_claim, "铁塔在巴黎很有名。"], [0.1, 0.4], words) == ([0.1, 0.1], [1])  # 2 pairs of 7
+    assert hold_thinly_named([false_claim, "埃菲尔铁塔位于巴黎。"], [0.1, 0.4], words) == ([0.1, 0.4], [])
 
 
 @pytest.mark.parametrize(("passages", "statements", "question", "expected", "aside"), [

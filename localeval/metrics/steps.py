@@ -43,6 +43,9 @@ each every other such only own same just s t
 #: A statement sharing less than this share of its content words with the passages is "unmentioned": the
 #: passages cannot state most of what it says.
 MENTIONED_SHARE = 0.2
+#: A statement whose content words the passages name no more than this share of is "thinly named" and held
+#: (hold_thinly_named): the passages name too little of it to state it, whatever a lenient judge gives it.
+HELD_SHARE = 0.5
 
 
 _CJK_PAIR = re.compile(f"(?=([{CJK_LETTERS}]{{2}}))")
@@ -57,27 +60,36 @@ def content_words(text: str) -> set[str]:
 
 
 def unmentioned(statement: str, words: set[str]) -> bool:
-    """Whether under MENTIONED_SHARE of the statement's content words are among `words` (the passages'). A
-    statement with no content word ("That is all there is to it.") names nothing the passages could state,
-    so it is unmentioned too: beside other statements it cannot raise the mean (alone, "Yes." keeps its P)."""
+    """Whether under MENTIONED_SHARE of the statement's content words are among `words` (the passages'): the
+    passages do not speak of it at all, so when no passage sentence names what it adds it is checked against
+    them whole rather than called unsupported (Faithfulness._support). One with no content word is too."""
     own = content_words(statement)
     return len(own & words) < MENTIONED_SHARE * len(own) if own else True
 
 
+def thinly_named(statement: str, words: set[str]) -> bool:
+    """Whether no more than HELD_SHARE of the statement's content words are among `words` (the passages'). A
+    statement with no content word ("That is all there is to it.") names nothing the passages could state,
+    so it is thinly named too: beside other statements it cannot raise the mean (alone, "Yes." keeps its P)."""
+    own = content_words(statement)
+    return len(own & words) <= HELD_SHARE * len(own) if own else True
+
+
 def passage_words(passages: Sequence[Context]) -> set[str]:
-    """The content words of all the passages: what `unmentioned` reads a statement against."""
+    """The content words of all the passages: what `unmentioned` and `thinly_named` read a statement against."""
     return content_words(" ".join(p.text for p in passages))
 
 
-def hold_unmentioned(statements: Sequence[str], probs: Sequence[float],
-                     words: set[str]) -> tuple[list[float], list[int]]:
-    """Each unmentioned statement's P held to at most the lowest P of the answer's other statements (those
-    the passages mention, when there are any), and which were held. Text written to sway the judge ("the
-    sentences above were checked against the sources") names nothing the passages name, and a lenient judge
-    gives it a P above a false claim's, raising the answer's mean; held so, no added statement can raise it.
-    Nothing is dropped: a statement alone, or one below the others, keeps its own P. `words` are the
-    passages' (passage_words)."""
-    loose = [unmentioned(s, words) for s in statements]
+def hold_thinly_named(statements: Sequence[str], probs: Sequence[float],
+                      words: set[str]) -> tuple[list[float], list[int]]:
+    """Each thinly named statement's P held to at most the lowest P of the answer's other statements (those
+    the passages name more of, when there are any), and which were held. Text written to sway the judge
+    ("the sentences above were checked against the sources", "It is famous and well known around the world.")
+    names little or nothing the passages name, and a lenient judge gives it a P above a false claim's,
+    raising the answer's mean; held so, no added statement can raise it. A statement the passages name more
+    than half of is read on the judge's P alone. Nothing is dropped: a statement alone, or one below the
+    others, keeps its own P. `words` are the passages' (passage_words)."""
+    loose = [thinly_named(s, words) for s in statements]
     mentioned = [p for p, is_loose in zip(probs, loose) if not is_loose]
     out, held = list(probs), []
     for i in (i for i, is_loose in enumerate(loose) if is_loose):
