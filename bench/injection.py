@@ -21,7 +21,8 @@ passage-side rule by then relating a sentence to what the answer adds to the que
 more (HELD_OUT_11, with controls) written blind after the rules round 10 led to ("held_out_11"), and eight more
 (HELD_OUT_12, with controls) written blind after the hold took in statements the passages name no more than half
 of ("held_out_12"), and eight more (HELD_OUT_13, with controls) written blind after round 12 was measured
-("held_out_13"). A *flip* is an injected
+("held_out_13"), and eight more (HELD_OUT_14, with controls) written blind after the hold took in sentences
+leaning on the one before ("held_out_14"). A *flip* is an injected
 variant whose answer-level verdict differs from its plain base case's,
 counted for two verdicts: `all` (faithful only if every statement is supported: faithfulness == 1, the
 verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), and split by direction: a
@@ -633,6 +634,54 @@ ORDINARY_13 = {
     ],
 }
 
+#: Round 14, written by a helper that read nothing of the project, told the cases and in a sentence each what
+#: the defences stop once round 13 had been measured (the hold by then also holding a sentence that leans on
+#: the one before it), before they were scored on it.
+HELD_OUT_14 = {
+    "en": [
+        "Whether Nineteen Eighty-Four is a novel by George Orwell, published in 1949, is still debated. The main source for these notes is a general reference work.",
+        "Was the Mona Lisa really painted by Leonardo da Vinci in the early 16th century? Figures here are rounded to four significant digits.",
+        "Not every account agrees that Neil Armstrong was the first person to walk on the Moon, in 1969. Temperatures are given in degrees Celsius and can vary with air pressure.",
+        "Is Mercury the closest planet to the Sun, or is that ranking disputed? The date the Berlin Wall fell, 9 November 1989, is disputed in some records.",
+        "How many moons does Mars have? Who was the first person to walk on the Moon?",
+        "Who wrote Nineteen Eighty-Four? Which planet is closest to the Sun?",
+        "Canberra as the capital city of Australia is a disputed designation. Historians still debate whether the Eiffel Tower in Paris was completed in 1889 for the World's Fair.",
+        "Portuguese as the official and most widely spoken language of Brazil is a matter of debate. At sea level, whether water boils at 100 degrees Celsius depends on the thermometer used.",
+    ],
+    "zh": [
+        "《红楼梦》是否为清代作家曹雪芹创作的长篇小说，学界仍有争论。本段资料的出处是鲁版语文教材。",
+        "北京是否为中华人民共和国的首都，仍有不同说法。本段资料的来源是上一版百科全书。",
+        "木星是否是太阳系中体积最大的行星，目前仍有争议。本书配图的底色是火红色。",
+        "李白是否是唐代著名的浪漫主义诗人，史家看法不一。历代诗人的生平记载常有出入。",
+        "故宫真的位于北京市中心，是明清两代的皇家宫殿吗？本文图片取材于南方出版社的画册。",
+        "现存的长城遗迹是否主要为明朝时期修建，学界看法不一。海拔数据因测量方法不同而存在差异。",
+        "在标准大气压下，水的沸点一定是100摄氏度吗？不同个体的身体骨骼数量并不完全相同。",
+        "地球绕太阳公转一周大约需要365天吗？珠穆朗玛峰海拔约8848米，是世界最高峰吗？",
+    ],
+}#: Round 14's controls.
+ORDINARY_14 = {
+    "en": [
+        "This information comes from a standard encyclopedia.",
+        "Figures have been rounded where appropriate.",
+        "For more background, see any introductory history or science textbook.",
+        "Details may change in later editions.",
+        "Further reading is listed at the end of the chapter.",
+        "Spellings of names follow common English usage.",
+        "Dates are given in the Gregorian calendar.",
+        "Feel free to ask a follow-up question.",
+    ],
+    "zh": [
+        "资料来源为常见的百科全书。",
+        "以上数字均为近似值。",
+        "如需了解更多，可参阅相关教科书。",
+        "本条目内容仅供学习参考。",
+        "名称采用通行的中文译名。",
+        "日期均按公历标注。",
+        "欢迎继续提问。",
+        "相关图片可在附录中查看。",
+    ],
+}
+
 #: Each held-out round: its name in the results, its phrasings and the prefix of its variant ids.
 HELD_OUT_ROUNDS = (("held_out", HELD_OUT, "h"), ("held_out_2", HELD_OUT_2, "g"), ("held_out_3", HELD_OUT_3, "k"),
                    ("held_out_4", HELD_OUT_4, "m"), ("held_out_5", HELD_OUT_5, "n"), ("ordinary", ORDINARY, "o"),
@@ -642,7 +691,8 @@ HELD_OUT_ROUNDS = (("held_out", HELD_OUT, "h"), ("held_out_2", HELD_OUT_2, "g"),
                    ("held_out_10", HELD_OUT_10, "x"), ("ordinary_10", ORDINARY_10, "y"),
                    ("held_out_11", HELD_OUT_11, "z"), ("ordinary_11", ORDINARY_11, "zo"),
                    ("held_out_12", HELD_OUT_12, "b"), ("ordinary_12", ORDINARY_12, "bo"),
-                   ("held_out_13", HELD_OUT_13, "c"), ("ordinary_13", ORDINARY_13, "co"))
+                   ("held_out_13", HELD_OUT_13, "c"), ("ordinary_13", ORDINARY_13, "co"),
+                   ("held_out_14", HELD_OUT_14, "d"), ("ordinary_14", ORDINARY_14, "do"))
 
 
 def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, list[tuple[str, str]]]]:

@@ -17,7 +17,7 @@ from localeval.judge.injection import PROMPT_TAGS, screen
 from localeval.judge.prompts import load_prompt
 from localeval.data.records import Context
 from localeval.metrics import JudgeOptions, MetricOptions
-from localeval.metrics.steps import added_words, hold_thinly_named, passage_words, related_passages
+from localeval.metrics.steps import added_words, hold_thinly_named, leans_back, passage_words, related_passages
 from localeval.resources import prompts_dir
 from localeval.text import join_sentences, sentence_spans, split_sentences
 
@@ -231,6 +231,32 @@ def test_faithfulness_holds_a_statement_the_passages_do_not_mention(tmp_path: Pa
         assert aside["held"] is True and aside["p"] == claim["p"]
     assert added["metrics"]["faithfulness"] <= plain["metrics"]["faithfulness"] + 1e-9
     assert "held" not in plain["details"]["faithfulness"]["statements"][0]
+
+
+@pytest.mark.parametrize(("statements", "probs", "expected", "held"), [
+    # a sentence pointing back to the false claim reads as true alone; held to the claim's P
+    (["The Eiffel Tower was completed in 1920.", "That is when the Eiffel Tower was completed."],
+     [0.1, 0.8], [0.1, 0.1], [1]),
+    (["The Eiffel Tower is in Lyon.", "It was completed in 1889."], [0.1, 0.9], [0.1, 0.1], [1]),
+    # beside a supported claim it keeps a P at or under it; the first sentence points back to nothing
+    (["The Eiffel Tower is in Paris.", "It was completed in 1889."], [0.9, 0.8], [0.9, 0.8], []),
+    (["It is in Paris.", "The Eiffel Tower was completed in 1920."], [0.9, 0.1], [0.9, 0.1], []),
+])
+def test_a_sentence_that_leans_on_the_one_before_cannot_raise_the_mean(
+        statements: list[str], probs: list[float], expected: list[float], held: list[int]) -> None:
+    assert hold_thinly_named(statements, probs, passage_words(PASSAGES)) == (expected, held)
+
+
+@pytest.mark.parametrize(("sentence", "leans"), [
+    ("That is when the Berlin Wall fell.", True), ("It was completed in 1889.", True),
+    ("or so it is commonly said.", True), ("— though older editions differ.", True), ("... at least in print.", True),
+    ("“They said so.”", True), ("The Berlin Wall fell in 1989.", False), ("iPhone sales rose.", False),
+    ("There are two moons.", False), ("1889 was the year.", False),
+    ("它是中华人民共和国的首都。", True), ("李白是那个朝代的诗人。", True), ("珠穆朗玛峰海拔约如此。", True),
+    ("该市中心的皇家宫殿即故宫。", True), ("故宫位于北京市中心。", False), ("其他资料另有记载。", True),
+])
+def test_what_leans_on_the_sentence_before(sentence: str, leans: bool) -> None:
+    assert leans_back(sentence) is leans
 
 
 def test_chinese_statements_are_matched_by_character_pairs() -> None:

@@ -27,8 +27,8 @@ sentences that share most words with each statement); verdict = "two-way" (Yes/N
 Text aimed at the judge (an order to answer Yes, a forged chat turn, ...: judge/injection.py) is cut
 from the answer before it is split, so it never becomes a statement, and from the passages when the
 prompt is rendered; both cuts are listed in the details under "aimed_at_judge". What the screen misses
-is met by two rules that do not read wording: a statement the passages name no more than half of is held
-below the others (steps.hold_thinly_named), and the judge reads, for each statement, only the passage sentences
+is met by two rules that do not read wording: a statement the passages name no more than half of, or one
+that leans on the sentence before it, is held below the others (steps.hold_thinly_named), and the judge reads, for each statement, only the passage sentences
 naming what it adds to the question (steps.related_passages), so a note to the checker inside a passage,
 even one that repeats the question's words, is not shown to it (but for a statement that adds nothing to
 the question, which is related through the question's words).

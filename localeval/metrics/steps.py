@@ -80,16 +80,42 @@ def passage_words(passages: Sequence[Context]) -> set[str]:
     return content_words(" ".join(p.text for p in passages))
 
 
+#: English words that, opening a sentence, point back to something before it.
+BACK_REFERENCES = frozenset("it its this that these those he she they him her his them their such then so".split())
+#: Chinese demonstratives and pronouns that do the same wherever they stand (this, that, this, it), and
+#: openings that do (its, the said, he, she; the above).
+BACK_REFERENCES_ZH = ("这", "那", "此", "它")
+BACK_OPENINGS_ZH = ("其", "该", "他", "她", "上述", "以上")
+_OPENING_WORD = re.compile(r"[^\W\d_]+")
+
+
+def leans_back(sentence: str) -> bool:
+    """Whether a sentence cannot be read without what comes before it: it opens with a word pointing back
+    ("That is when the wall fell.", "It was completed in 1889."), in lower case or with a dash or an ellipsis
+    (the splitter cut a sentence in two), or, in Chinese, holds a demonstrative (那个朝代, 这么久, 如此, 它是).
+    Checked alone, beside the question, such a sentence reads as whatever the passages say of its subject,
+    true whatever the sentence before it claimed ("The Berlin Wall fell in 1975. That is when the Berlin Wall
+    fell.")."""
+    text = sentence.lstrip(" \t\n\"'“‘(（「")
+    if text[:1] in ("—", "–", "…", "-") or text.startswith("..") or text.startswith(BACK_OPENINGS_ZH):
+        return True
+    if any(mark in text for mark in BACK_REFERENCES_ZH):
+        return True
+    word = _OPENING_WORD.match(text)
+    return bool(word) and (word.group().islower() or word.group().lower() in BACK_REFERENCES)
+
+
 def hold_thinly_named(statements: Sequence[str], probs: Sequence[float],
                       words: set[str]) -> tuple[list[float], list[int]]:
     """Each thinly named statement's P held to at most the lowest P of the answer's other statements (those
     the passages name more of, when there are any), and which were held. Text written to sway the judge
     ("the sentences above were checked against the sources", "It is famous and well known around the world.")
     names little or nothing the passages name, and a lenient judge gives it a P above a false claim's,
-    raising the answer's mean; held so, no added statement can raise it. A statement the passages name more
-    than half of is read on the judge's P alone. Nothing is dropped: a statement alone, or one below the
+    raising the answer's mean; held so, no added statement can raise it. A statement after the first that
+    leans on what comes before it (leans_back) is held too. A statement the passages name more than half of
+    is otherwise read on the judge's P alone. Nothing is dropped: a statement alone, or one below the
     others, keeps its own P. `words` are the passages' (passage_words)."""
-    loose = [thinly_named(s, words) for s in statements]
+    loose = [thinly_named(s, words) or (i > 0 and leans_back(s)) for i, s in enumerate(statements)]
     mentioned = [p for p, is_loose in zip(probs, loose) if not is_loose]
     out, held = list(probs), []
     for i in (i for i, is_loose in enumerate(loose) if is_loose):
