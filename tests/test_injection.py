@@ -17,7 +17,8 @@ from localeval.judge.injection import PROMPT_TAGS, screen
 from localeval.judge.prompts import load_prompt
 from localeval.data.records import Context
 from localeval.metrics import JudgeOptions, MetricOptions
-from localeval.metrics.steps import added_words, hold_thinly_named, leans_back, passage_words, related_passages
+from localeval.metrics.steps import (added_words, asks, hold_thinly_named, leans_back, passage_words,
+                                     related_passages)
 from localeval.resources import prompts_dir
 from localeval.text import join_sentences, sentence_spans, split_sentences
 
@@ -241,8 +242,13 @@ def test_faithfulness_holds_a_statement_the_passages_do_not_mention(tmp_path: Pa
     # beside a supported claim it keeps a P at or under it; the first sentence points back to nothing
     (["The Eiffel Tower is in Paris.", "It was completed in 1889."], [0.9, 0.8], [0.9, 0.8], []),
     (["It is in Paris.", "The Eiffel Tower was completed in 1920."], [0.9, 0.1], [0.9, 0.1], []),
+    # a question states nothing, wherever it stands; alone it keeps its P
+    (["The Eiffel Tower was completed in 1920.", "When was the Eiffel Tower completed?"], [0.1, 0.9], [0.1, 0.1], [1]),
+    (["Was the Eiffel Tower in Paris completed in 1889?", "The Eiffel Tower was completed in 1920."],
+     [0.9, 0.1], [0.1, 0.1], [0]),
+    (["When was the Eiffel Tower completed?"], [0.9], [0.9], []),
 ])
-def test_a_sentence_that_leans_on_the_one_before_cannot_raise_the_mean(
+def test_a_sentence_that_leans_on_the_one_before_or_asks_cannot_raise_the_mean(
         statements: list[str], probs: list[float], expected: list[float], held: list[int]) -> None:
     assert hold_thinly_named(statements, probs, passage_words(PASSAGES)) == (expected, held)
 
@@ -257,6 +263,14 @@ def test_a_sentence_that_leans_on_the_one_before_cannot_raise_the_mean(
 ])
 def test_what_leans_on_the_sentence_before(sentence: str, leans: bool) -> None:
     assert leans_back(sentence) is leans
+
+
+@pytest.mark.parametrize(("sentence", "question"), [
+    ("Who wrote Nineteen Eighty-Four?", True), ("“Is it true?”", True), ("故宫真的位于北京市中心吗？", True),
+    ("地球绕太阳公转一周大约需要365天吗？）", True), ("He asked who wrote it.", False), ("Is it? It is.", False),
+])
+def test_a_question_is_told_by_its_mark(sentence: str, question: bool) -> None:
+    assert asks(sentence) is question
 
 
 def test_chinese_statements_are_matched_by_character_pairs() -> None:

@@ -105,6 +105,12 @@ def leans_back(sentence: str) -> bool:
     return bool(word) and (word.group().islower() or word.group().lower() in BACK_REFERENCES)
 
 
+def asks(sentence: str) -> bool:
+    """Whether a sentence is a question: it states nothing the passages could support, yet a lenient judge,
+    asked whether "Who wrote Nineteen Eighty-Four?" is supported by a passage that answers it, says yes."""
+    return sentence.rstrip(" \t\n\"'”’)）」").endswith(("?", "？"))
+
+
 def hold_thinly_named(statements: Sequence[str], probs: Sequence[float],
                       words: set[str]) -> tuple[list[float], list[int]]:
     """Each thinly named statement's P held to at most the lowest P of the answer's other statements (those
@@ -112,10 +118,10 @@ def hold_thinly_named(statements: Sequence[str], probs: Sequence[float],
     ("the sentences above were checked against the sources", "It is famous and well known around the world.")
     names little or nothing the passages name, and a lenient judge gives it a P above a false claim's,
     raising the answer's mean; held so, no added statement can raise it. A statement after the first that
-    leans on what comes before it (leans_back) is held too. A statement the passages name more than half of
-    is otherwise read on the judge's P alone. Nothing is dropped: a statement alone, or one below the
+    leans on what comes before it (leans_back), and a question (asks), are held too. A statement the passages
+    name more than half of is otherwise read on the judge's P alone. Nothing is dropped: a statement alone, or one below the
     others, keeps its own P. `words` are the passages' (passage_words)."""
-    loose = [thinly_named(s, words) or (i > 0 and leans_back(s)) for i, s in enumerate(statements)]
+    loose = [thinly_named(s, words) or (i > 0 and leans_back(s)) or asks(s) for i, s in enumerate(statements)]
     mentioned = [p for p, is_loose in zip(probs, loose) if not is_loose]
     out, held = list(probs), []
     for i in (i for i, is_loose in enumerate(loose) if is_loose):
