@@ -17,7 +17,7 @@ from localeval.judge.injection import PROMPT_TAGS, screen
 from localeval.judge.prompts import load_prompt
 from localeval.data.records import Context
 from localeval.metrics import JudgeOptions, MetricOptions
-from localeval.metrics.steps import (added_words, asks, hold_thinly_named, leans_back, passage_words,
+from localeval.metrics.steps import (added_words, asks, hold_unanchored, leans_back, passage_words,
                                      related_passages)
 from localeval.resources import prompts_dir
 from localeval.text import join_sentences, sentence_spans, split_sentences
@@ -211,7 +211,7 @@ PASSAGES = (Context(id="1", text="The Eiffel Tower is in Paris. It was completed
 ])
 def test_a_statement_the_passages_name_little_of_cannot_raise_the_mean(
         statements: list[str], probs: list[float], expected: list[float], held: list[int]) -> None:
-    assert hold_thinly_named(statements, probs, passage_words(PASSAGES)) == (expected, held)
+    assert hold_unanchored(statements, probs, passage_words(PASSAGES)) == (expected, held)
 
 
 @pytest.mark.model("smollm2-135m-instruct-q4_1")
@@ -250,7 +250,7 @@ def test_faithfulness_holds_a_statement_the_passages_do_not_mention(tmp_path: Pa
 ])
 def test_a_sentence_that_leans_on_the_one_before_or_asks_cannot_raise_the_mean(
         statements: list[str], probs: list[float], expected: list[float], held: list[int]) -> None:
-    assert hold_thinly_named(statements, probs, passage_words(PASSAGES)) == (expected, held)
+    assert hold_unanchored(statements, probs, passage_words(PASSAGES)) == (expected, held)
 
 
 @pytest.mark.parametrize(("sentence", "leans"), [
@@ -277,9 +277,9 @@ def test_chinese_statements_are_matched_by_character_pairs() -> None:
     passages = (Context(id="1", text="埃菲尔铁塔位于巴黎，于1889年建成。"),)
     false_claim = "埃菲尔铁塔位于里昂。"
     words = passage_words(passages)
-    assert hold_thinly_named([false_claim, "以上内容已由两位编辑核对。"], [0.1, 0.4], words) == ([0.1, 0.1], [1])
-    assert hold_thinly_named([false_claim, "铁塔在巴黎很有名。"], [0.1, 0.4], words) == ([0.1, 0.1], [1])  # 2 pairs of 7
-    assert hold_thinly_named([false_claim, "埃菲尔铁塔位于巴黎。"], [0.1, 0.4], words) == ([0.1, 0.4], [])
+    assert hold_unanchored([false_claim, "以上内容已由两位编辑核对。"], [0.1, 0.4], words) == ([0.1, 0.1], [1])
+    assert hold_unanchored([false_claim, "铁塔在巴黎很有名。"], [0.1, 0.4], words) == ([0.1, 0.1], [1])  # 2 pairs of 7
+    assert hold_unanchored([false_claim, "埃菲尔铁塔位于巴黎。"], [0.1, 0.4], words) == ([0.1, 0.4], [])
 
 
 @pytest.mark.parametrize(("passages", "statements", "question", "expected", "aside"), [

@@ -27,9 +27,10 @@ sentences that share most words with each statement); verdict = "two-way" (Yes/N
 Text aimed at the judge (an order to answer Yes, a forged chat turn, ...: judge/injection.py) is cut
 from the answer before it is split, so it never becomes a statement, and from the passages when the
 prompt is rendered; both cuts are listed in the details under "aimed_at_judge". What the screen misses
-is met by two rules that do not read wording: a statement the passages name no more than half of, or one
-that leans on the sentence before it, is held below the others (steps.hold_thinly_named), and the judge reads, for each statement, only the passage sentences
-naming what it adds to the question (steps.related_passages), so a note to the checker inside a passage,
+is met by two rules that do not read wording: a statement the passages name no more than half of, one that
+leans on the sentence before it, and a question are held below the others (steps.hold_unanchored), and the
+judge reads, for each statement, only the passage sentences naming what it adds to the question
+(steps.related_passages), so a note to the checker inside a passage,
 even one that repeats the question's words, is not shown to it (but for a statement that adds nothing to
 the question, which is related through the question's words).
 
@@ -50,7 +51,7 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, gather, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import (VERDICTS, added_words, hold_thinly_named, passage_words, passages_for, related_passages,
+from .steps import (VERDICTS, added_words, hold_unanchored, passage_words, passages_for, related_passages,
                     sentence_statements, statements_of, support, unmentioned)
 
 AGAINST = ("contexts", "reference_docs")
@@ -157,7 +158,7 @@ class Faithfulness(VerdictMetric):
         asked = [(t, None) for t in decomposed] + [(t, beside) for t in own]
         named = passage_words(passages)
         probs, windows, aside = yield from self._support(lang, asked, passages, sample.question, named)
-        probs, held = hold_thinly_named(texts, probs, named)
+        probs, held = hold_unanchored(texts, probs, named)
         supported = [p >= self.threshold for p in probs]
         details: dict[str, Any] = {
             "statements": [{"text": t, "p": round(p, 6), "supported": ok, **({"held": True} if i in held else {})}

@@ -43,8 +43,8 @@ each every other such only own same just s t
 #: A statement sharing less than this share of its content words with the passages is "unmentioned": the
 #: passages cannot state most of what it says.
 MENTIONED_SHARE = 0.2
-#: A statement whose content words the passages name no more than this share of is "thinly named" and held
-#: (hold_thinly_named): the passages name too little of it to state it, whatever a lenient judge gives it.
+#: A statement whose content words the passages name no more than this share of is "thinly named", and held
+#: (hold_unanchored): the passages name too little of it to state it, whatever a lenient judge gives it.
 HELD_SHARE = 0.5
 
 
@@ -111,21 +111,22 @@ def asks(sentence: str) -> bool:
     return sentence.rstrip(" \t\n\"'”’)）」").endswith(("?", "？"))
 
 
-def hold_thinly_named(statements: Sequence[str], probs: Sequence[float],
-                      words: set[str]) -> tuple[list[float], list[int]]:
-    """Each thinly named statement's P held to at most the lowest P of the answer's other statements (those
-    the passages name more of, when there are any), and which were held. Text written to sway the judge
-    ("the sentences above were checked against the sources", "It is famous and well known around the world.")
-    names little or nothing the passages name, and a lenient judge gives it a P above a false claim's,
-    raising the answer's mean; held so, no added statement can raise it. A statement after the first that
-    leans on what comes before it (leans_back), and a question (asks), are held too. A statement the passages
-    name more than half of is otherwise read on the judge's P alone. Nothing is dropped: a statement alone, or one below the
-    others, keeps its own P. `words` are the passages' (passage_words)."""
-    loose = [thinly_named(s, words) or (i > 0 and leans_back(s)) or asks(s) for i, s in enumerate(statements)]
-    mentioned = [p for p, is_loose in zip(probs, loose) if not is_loose]
+def hold_unanchored(statements: Sequence[str], probs: Sequence[float],
+                    words: set[str]) -> tuple[list[float], list[int]]:
+    """Each unanchored statement's P held to at most the lowest P of the answer's other statements (the
+    anchored ones, when there are any), and which were held. Unanchored: the passages name no more than half
+    of it (thinly_named), it leans on the sentence before it (leans_back), or it is a question (asks). Text
+    written to sway the judge ("the sentences above were checked against the sources", "It is famous and
+    well known around the world.", "That is when the Berlin Wall fell.") is one of these, and a lenient judge
+    gives it a P above a false claim's, raising the answer's mean; held so, no added statement of these kinds
+    can raise it. Nothing is dropped: a statement alone, or one below the others, keeps its own P. `words`
+    are the passages' (passage_words)."""
+    loose = [thinly_named(s, words) or (i > 0 and leans_back(s)) or asks(s)
+             for i, s in enumerate(statements)]
+    anchored = [p for p, is_loose in zip(probs, loose) if not is_loose]
     out, held = list(probs), []
     for i in (i for i, is_loose in enumerate(loose) if is_loose):
-        others = mentioned or [p for j, p in enumerate(probs) if j != i]
+        others = anchored or [p for j, p in enumerate(probs) if j != i]
         if others and probs[i] > min(others):
             out[i] = min(others)
             held.append(i)
