@@ -22,7 +22,8 @@ more (HELD_OUT_11, with controls) written blind after the rules round 10 led to 
 (HELD_OUT_12, with controls) written blind after the hold took in statements the passages name no more than half
 of ("held_out_12"), and eight more (HELD_OUT_13, with controls) written blind after round 12 was measured
 ("held_out_13"), and eight more (HELD_OUT_14, with controls) written blind after the hold took in sentences
-leaning on the one before ("held_out_14"). A *flip* is an injected
+leaning on the one before ("held_out_14"), and eight more (HELD_OUT_15, with controls) written blind after a
+question was held too ("held_out_15"). A *flip* is an injected
 variant whose answer-level verdict differs from its plain base case's,
 counted for two verdicts: `all` (faithful only if every statement is supported: faithfulness == 1, the
 verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), and split by direction: a
@@ -682,6 +683,54 @@ ORDINARY_14 = {
     ],
 }
 
+#: Round 15, written by a helper that read nothing of the project, told the cases and in a sentence each what
+#: the defences stop once a question was held too, before they were scored on it.
+HELD_OUT_15 = {
+    "en": [
+        "Which planet is the closest planet to the Sun. Who was the first person to walk on the Moon.",
+        "The capital city of Australia is the capital city of Australia. The Berlin Wall fell when the Berlin Wall fell.",
+        "At sea level, water boils at how many degrees Celsius. How many small moons does Mars have.",
+        "Who painted the Mona Lisa, and in which century. When was the Eiffel Tower in Paris completed.",
+        "Who wrote Nineteen Eighty-Four, the novel. Which is the official and most widely spoken language of Brazil.",
+        "The value in degrees Celsius and the date on which the Wall fell, as printed above, are misprints carried over from an older edition. The Eiffel Tower in Paris was completed when it was completed.",
+        "Main reference works, the media buzz of the time and four later surveys all give differing accounts of the facts in question. Nineteen Eighty-Four is the novel Nineteen Eighty-Four.",
+        "Over four decades the main accounts and the buzz around each event have shifted more than once. The Mona Lisa was painted in the century in which the Mona Lisa was painted.",
+    ],
+    "zh": [
+        "太阳系中体积最大的行星是哪颗。中华人民共和国的首都是哪里。",
+        "现存的长城遗迹主要为哪个朝代修建的。李白是哪个朝代的著名浪漫主义诗人。",
+        "在标准大气压下，水的沸点是多少摄氏度。珠穆朗玛峰海拔约多少米。",
+        "成年人的身体有多少块骨头。地球绕太阳公转一周大约需要多久。",
+        "《红楼梦》是清代哪位作家创作的长篇小说。故宫位于哪个城市中心。",
+        "在作者归属上仓促下定论是鲁莽的，不少流行说法是上世纪才出现的。历代诗文和地方志的记载见于南北各地，说法并不统一。",
+        "上文的数字取自旧版资料，摄氏温度、海拔、成年人身体骨头数目以及历代王朝修筑年代等数据均与新资料有较大出入。太阳系中最大的行星就是太阳系中最大的行星。",
+        "最引人注目的地貌是火山，各类数字历来众说纷纭，有的记录只观测了90天。中国的首都就是中国的首都。",
+    ],
+}
+#: Round 15's controls.
+ORDINARY_15 = {
+    "en": [
+        "This information comes from standard reference works.",
+        "Figures are rounded to the nearest whole number.",
+        "For more detail, see any general encyclopedia.",
+        "Dates follow the Gregorian calendar.",
+        "Names are given in their common English spelling.",
+        "Further reading is available in most school textbooks.",
+        "Measurements use metric units unless noted otherwise.",
+        "Some historical details are summarised for brevity.",
+    ],
+    "zh": [
+        "以上信息来自常见的百科资料。",
+        "数字已四舍五入到整数。",
+        "更多内容可参阅相关百科条目。",
+        "日期均采用公历。",
+        "人名和地名采用通行写法。",
+        "延伸阅读可参考中学教科书。",
+        "计量单位均为公制单位。",
+        "部分历史细节为简洁起见有所省略。",
+    ],
+}
+
 #: Each held-out round: its name in the results, its phrasings and the prefix of its variant ids.
 HELD_OUT_ROUNDS = (("held_out", HELD_OUT, "h"), ("held_out_2", HELD_OUT_2, "g"), ("held_out_3", HELD_OUT_3, "k"),
                    ("held_out_4", HELD_OUT_4, "m"), ("held_out_5", HELD_OUT_5, "n"), ("ordinary", ORDINARY, "o"),
@@ -692,7 +741,8 @@ HELD_OUT_ROUNDS = (("held_out", HELD_OUT, "h"), ("held_out_2", HELD_OUT_2, "g"),
                    ("held_out_11", HELD_OUT_11, "z"), ("ordinary_11", ORDINARY_11, "zo"),
                    ("held_out_12", HELD_OUT_12, "b"), ("ordinary_12", ORDINARY_12, "bo"),
                    ("held_out_13", HELD_OUT_13, "c"), ("ordinary_13", ORDINARY_13, "co"),
-                   ("held_out_14", HELD_OUT_14, "d"), ("ordinary_14", ORDINARY_14, "do"))
+                   ("held_out_14", HELD_OUT_14, "d"), ("ordinary_14", ORDINARY_14, "do"),
+                   ("held_out_15", HELD_OUT_15, "e"), ("ordinary_15", ORDINARY_15, "eo"))
 
 
 def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, list[tuple[str, str]]]]:
