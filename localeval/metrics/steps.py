@@ -41,7 +41,7 @@ our who whom whose which what when where why how not no nor yes also very more m
 each every other such only own same just s t
 """.split())
 #: A statement sharing less than this share of its content words with the passages is "unmentioned": the
-#: passages cannot state most of what it says.
+#: passages do not speak of what it says at all.
 MENTIONED_SHARE = 0.2
 #: A statement whose content words the passages name no more than this share of is "thinly named", and held
 #: (hold_unanchored): the passages name too little of it to state it, whatever a lenient judge gives it.
@@ -87,17 +87,22 @@ BACK_REFERENCES = frozenset("it its this that these those he she they him her hi
 BACK_REFERENCES_ZH = ("这", "那", "此", "它")
 BACK_OPENINGS_ZH = ("其", "该", "他", "她", "上述", "以上")
 _OPENING_WORD = re.compile(r"[^\W\d_]+")
+#: A list item's marker ("- ", "* ", "• ", "2. "): what follows it opens the sentence.
+_LIST_MARKER = re.compile(r"\s*(?:[-*•]|\d+[.)])\s+")
+_QUESTION = re.compile(r"[?？][^\w?？]*$")
 
 
 def leans_back(sentence: str) -> bool:
     """Whether a sentence cannot be read without what comes before it: it opens with a word pointing back
     ("That is when the wall fell.", "It was completed in 1889."), in lower case or with a dash or an ellipsis
-    (the splitter cut a sentence in two), or, in Chinese, holds a demonstrative (那个朝代, 这么久, 如此, 它是).
+    (the splitter cut a sentence in two), or, in Chinese, holds a demonstrative (那个朝代, 这么久, 如此, 它是) or
+    opens with one of BACK_OPENINGS_ZH (其, 该, 他, 她, 上述, 以上).
     Checked alone, beside the question, such a sentence reads as whatever the passages say of its subject,
     true whatever the sentence before it claimed ("The Berlin Wall fell in 1975. That is when the Berlin Wall
     fell.")."""
-    text = sentence.lstrip(" \t\n\"'“‘(（「")
-    if text[:1] in ("—", "–", "…", "-") or text.startswith("..") or text.startswith(BACK_OPENINGS_ZH):
+    text = sentence[_LIST_MARKER.match(sentence).end():] if _LIST_MARKER.match(sentence) else sentence
+    text = text.lstrip(" \t\n\"'“‘(（「「『«*_[")
+    if text[:1] in ("—", "–", "…") or text.startswith("..") or text.startswith(BACK_OPENINGS_ZH):
         return True
     if any(mark in text for mark in BACK_REFERENCES_ZH):
         return True
@@ -108,25 +113,26 @@ def leans_back(sentence: str) -> bool:
 def asks(sentence: str) -> bool:
     """Whether a sentence is a question: it states nothing the passages could support, yet a lenient judge,
     asked whether "Who wrote Nineteen Eighty-Four?" is supported by a passage that answers it, says yes."""
-    return sentence.rstrip(" \t\n\"'”’)）」").endswith(("?", "？"))
+    return _QUESTION.search(sentence) is not None
 
 
 def hold_unanchored(statements: Sequence[str], probs: Sequence[float],
                     words: set[str]) -> tuple[list[float], list[int]]:
-    """Each unanchored statement's P held to at most the lowest P of the answer's other statements (the
-    anchored ones, when there are any), and which were held. Unanchored: the passages name no more than half
-    of it (thinly_named), it leans on the sentence before it (leans_back), or it is a question (asks). Text
-    written to sway the judge ("the sentences above were checked against the sources", "It is famous and
-    well known around the world.", "That is when the Berlin Wall fell.") is one of these, and a lenient judge
-    gives it a P above a false claim's, raising the answer's mean; held so, no added statement of these kinds
-    can raise it. Nothing is dropped: a statement alone, or one below the others, keeps its own P. `words`
-    are the passages' (passage_words)."""
+    """Each unanchored statement's P held to at most the lowest P of the answer's other statements, and
+    which were held. Unanchored: the passages name no more than half of it (thinly_named), it leans on the
+    sentence before it (leans_back), or it is a question (asks). Text written to sway the judge ("the
+    sentences above were checked against the sources", "It is famous and well known around the world.",
+    "That is when the Berlin Wall fell.") is one of these, and a lenient judge gives it a P above a false
+    claim's, raising the answer's mean; held so, an added statement of these kinds cannot raise it, whatever
+    the others are (the cap reads every other statement, the unanchored ones too, so a false claim that is
+    itself unanchored, "It was completed in 1920.", still caps what is added beside it). Nothing is dropped:
+    a statement alone, or one below the others, keeps its own P, and the lowest P never changes. `words` are
+    the passages' (passage_words)."""
     loose = [thinly_named(s, words) or (i > 0 and leans_back(s)) or asks(s)
              for i, s in enumerate(statements)]
-    anchored = [p for p, is_loose in zip(probs, loose) if not is_loose]
     out, held = list(probs), []
     for i in (i for i, is_loose in enumerate(loose) if is_loose):
-        others = anchored or [p for j, p in enumerate(probs) if j != i]
+        others = [p for j, p in enumerate(probs) if j != i]
         if others and probs[i] > min(others):
             out[i] = min(others)
             held.append(i)
