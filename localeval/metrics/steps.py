@@ -82,8 +82,8 @@ def passage_words(passages: Sequence[Context]) -> set[str]:
 
 #: English words that, opening a sentence, point back to something before it.
 BACK_REFERENCES = frozenset("it its this that these those he she they him her his them their such then so".split())
-#: Chinese demonstratives and pronouns that do the same wherever they stand (this, that, this, it), and
-#: openings that do (its, the said, he, she; the above).
+#: Chinese demonstratives and a pronoun that do the same wherever they stand (这 this, 那 that, 此 this, 它
+#: it), and openings that do (其 its, 该 the said, 他 he, 她 she, 上述 and 以上 the above).
 BACK_REFERENCES_ZH = ("这", "那", "此", "它")
 BACK_OPENINGS_ZH = ("其", "该", "他", "她", "上述", "以上")
 _OPENING_WORD = re.compile(r"[^\W\d_]+")
@@ -96,12 +96,11 @@ def leans_back(sentence: str) -> bool:
     """Whether a sentence cannot be read without what comes before it: it opens with a word pointing back
     ("That is when the wall fell.", "It was completed in 1889."), in lower case or with a dash or an ellipsis
     (the splitter cut a sentence in two), or, in Chinese, holds a demonstrative (那个朝代, 这么久, 如此, 它是) or
-    opens with one of BACK_OPENINGS_ZH (其, 该, 他, 她, 上述, 以上).
-    Checked alone, beside the question, such a sentence reads as whatever the passages say of its subject,
+    opens with one of BACK_OPENINGS_ZH (其, 该, 他, 她, 上述, 以上). Checked alone, beside the question, such a sentence reads as whatever the passages say of its subject,
     true whatever the sentence before it claimed ("The Berlin Wall fell in 1975. That is when the Berlin Wall
     fell.")."""
-    text = sentence[_LIST_MARKER.match(sentence).end():] if _LIST_MARKER.match(sentence) else sentence
-    text = text.lstrip(" \t\n\"'“‘(（「「『«*_[")
+    marker = _LIST_MARKER.match(sentence)
+    text = sentence[marker.end() if marker else 0:].lstrip(" \t\n\"'“‘(（「『«*_[")
     if text[:1] in ("—", "–", "…") or text.startswith("..") or text.startswith(BACK_OPENINGS_ZH):
         return True
     if any(mark in text for mark in BACK_REFERENCES_ZH):
