@@ -30,9 +30,9 @@ prompt is rendered; both cuts are listed in the details under "aimed_at_judge". 
 is met by two rules that do not read wording: a statement the passages name no more than half of, one that
 leans on the sentence before it, and a question are held below the others (steps.hold_unanchored), and the
 judge reads, for each statement, only the passage sentences naming what it adds to the question
-(steps.related_passages), so a note to the checker inside a passage,
-even one that repeats the question's words, is not shown to it (but for a statement that adds nothing to
-the question, which is related through the question's words).
+(steps.related_passages), so a note to the checker inside a passage, even one that repeats the question's
+words, is not shown to it (but for a statement that adds nothing to the question, which is related through
+the question's words).
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all every statement is unsupported, and (evidence="related") so is a statement the passages

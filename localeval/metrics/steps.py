@@ -96,9 +96,9 @@ def leans_back(sentence: str) -> bool:
     """Whether a sentence cannot be read without what comes before it: it opens with a word pointing back
     ("That is when the wall fell.", "It was completed in 1889."), in lower case or with a dash or an ellipsis
     (the splitter cut a sentence in two), or, in Chinese, holds a demonstrative (那个朝代, 这么久, 如此, 它是) or
-    opens with one of BACK_OPENINGS_ZH (其, 该, 他, 她, 上述, 以上). Checked alone, beside the question, such a sentence reads as whatever the passages say of its subject,
-    true whatever the sentence before it claimed ("The Berlin Wall fell in 1975. That is when the Berlin Wall
-    fell.")."""
+    opens with one of BACK_OPENINGS_ZH (其, 该, 他, 她, 上述, 以上). Checked alone, beside the question, such a
+    sentence reads as whatever the passages say of its subject, true whatever the sentence before it claimed
+    ("The Berlin Wall fell in 1975. That is when the Berlin Wall fell.")."""
     marker = _LIST_MARKER.match(sentence)
     text = sentence[marker.end() if marker else 0:].lstrip(" \t\n\"'“‘(（「『«*_[")
     if text[:1] in ("—", "–", "…") or text.startswith("..") or text.startswith(BACK_OPENINGS_ZH):
