@@ -15,6 +15,15 @@ _CJK_LETTER = re.compile(f"[{CJK_LETTERS}]")
 # Sentence ends: English punctuation followed by space, Chinese punctuation, or a line break. A decimal
 # point ("3.14") is not followed by a space, so it never ends a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*|\n+")
+# Full stops that end a word, not a sentence, on one line of English: a list marker standing alone or after
+# a colon ("1.", "**iv.**", "They are: 1."), a title ("Mr.", "St.", "Dr."), "e.g." and "i.e.", "No." or
+# "Fig." before a number, and an initial or dotted acronym before a word ("David A. Stewart", "the U.S.
+# Army", "E. coli"). Split there, "1." and "Stewart." would each be judged as a statement of their own; the
+# cost is that a sentence really ending in an initial ("He got an A. Then...") is read with the next one.
+_LIST_MARKER = re.compile(r"(?:^|.*[:：]\s*)[*_]*\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{2,4})[.)][*_]*", re.DOTALL)
+_TITLE = re.compile(r"(?<![\w.])(?:Mrs?|Ms|Dr|Prof|St|Mt|Ft|Rev|Gen|Col|Lt|Capt|Sgt|Gov|Sen|Rep|vs|cf|e\.g|i\.e)\.$")
+_NUMBERED = re.compile(r"(?<![\w.])(?:No|Nos|Fig|Figs|Vol|pp|p)\.$")
+_INITIAL = re.compile(r"(?<![\w'’-])[A-Z]\.$")
 
 
 def has_cjk(text: str) -> bool:
@@ -34,6 +43,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Where each of `split_sentences`' sentences lies in `text` (start, end), for cutting some out in place."""
     spans, position = [], 0
     for end in [*_SENTENCE_END.finditer(text), None]:
+        if end and _mid_sentence(text[position:end.start()], text[end.end():end.end() + 1], end.group()):
+            continue
         stop = end.start() if end else len(text)
         piece = text[position:stop]
         if piece.strip():
@@ -42,6 +53,21 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if end:
             position = end.end()
     return spans
+
+
+def _mid_sentence(before: str, following: str, gap: str) -> bool:
+    """Whether a break found after `before` (the text since the last sentence end), with `following` the
+    first character after it, falls inside a sentence rather than ending one."""
+    if "\n" in gap:
+        return False
+    if before.endswith(";"):  # "(Hermann and Blunsom, 2014; Guo et al., 2018)"
+        return before.count("(") > before.count(")")
+    if not before.endswith("."):
+        return False
+    piece = before.strip()
+    return (_LIST_MARKER.fullmatch(piece) is not None or _TITLE.search(piece) is not None
+            or (_NUMBERED.search(piece) is not None and following.isdigit())
+            or (_INITIAL.search(piece) is not None and following.isalpha()))
 
 
 def join_sentences(left: str, right: str) -> str:

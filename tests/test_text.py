@@ -1,0 +1,40 @@
+"""The one sentence splitter: where a full stop ends a word rather than a sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from localeval.metrics.steps import sentence_statements
+from localeval.text import split_sentences
+
+
+@pytest.mark.parametrize("text, sentences", [
+    # a list marker is not a statement of its own
+    ("1. **Contrastive learning**: it uses pairs. 2. Adversarial training aligns spaces.",
+     ["1. **Contrastive learning**: it uses pairs.", "2. Adversarial training aligns spaces."]),
+    ("**iv.** The last step.", ["**iv.** The last step."]),
+    # initials and dotted acronyms before a capital, titles, e.g., numbered references
+    ("It was produced by David A. Stewart of Eurythmics. He met Nicks.",
+     ["It was produced by David A. Stewart of Eurythmics.", "He met Nicks."]),
+    ("He served in the U.S. Army and told Mr. Bienstock.", ["He served in the U.S. Army and told Mr. Bienstock."]),
+    ("See Fig. 3 for e.g. the curve. No. 5 won.", ["See Fig. 3 for e.g. the curve.", "No. 5 won."]),
+    ("The Rams moved to St. Louis in 1995.", ["The Rams moved to St. Louis in 1995."]),
+    ("It is caused by E. coli in water.", ["It is caused by E. coli in water."]),
+    # a semicolon inside brackets
+    ("Studies (Hermann and Blunsom, 2014; Guo et al., 2018) use it; others do not.",
+     ["Studies (Hermann and Blunsom, 2014; Guo et al., 2018) use it;", "others do not."]),
+    # still sentence ends: a capitalised word with a hyphen, "No." with no number, a line break after a
+    # marker, Chinese
+    ("It is BRAVE-D. The next one.", ["It is BRAVE-D.", "The next one."]),
+    ("The answer is No. Then he left.", ["The answer is No.", "Then he left."]),
+    ("1.\nFirst item.", ["1.", "First item."]),
+    ("他去了北京。Mr. 王在等他。", ["他去了北京。", "Mr. 王在等他。"]),
+])
+def test_a_full_stop_that_ends_a_word_does_not_end_the_sentence(text: str, sentences: list[str]) -> None:
+    assert split_sentences(text) == sentences
+
+
+def test_numbered_answers_give_one_statement_per_item() -> None:
+    answer = "The approaches are: 1. Contrastive learning on translation pairs. 2. Alignment of monolingual spaces."
+    assert sentence_statements(answer) == ["The approaches are: 1. Contrastive learning on translation pairs.",
+                                           "2. Alignment of monolingual spaces."]
