@@ -87,6 +87,9 @@ BACK_REFERENCES = frozenset("it its this that these those he she they him her hi
 BACK_REFERENCES_ZH = ("这", "那", "此", "它")
 BACK_OPENINGS_ZH = ("其", "该", "他", "她", "上述", "以上")
 _OPENING_WORD = re.compile(r"[^\W\d_]+")
+#: An opening that hands the sentence on to what follows it: a word set off by a comma ("Indeed, that is
+#: when ...", "Yes, it ...") or a conjunction ("And that is ...").
+_LEAD_WORD = re.compile(r"(?:[^\W\d_]+\s*,|(?:and|but|or|yet|also|nor)\b)\s*", re.IGNORECASE)
 #: A list item's marker ("- ", "* ", "• ", "2. "): what follows it opens the sentence.
 _LIST_MARKER = re.compile(r"\s*(?:[-*•]|\d+[.)])\s+")
 _QUESTION = re.compile(r"[?？][^\w?？]*$")
@@ -94,11 +97,13 @@ _QUESTION = re.compile(r"[?？][^\w?？]*$")
 
 def leans_back(sentence: str) -> bool:
     """Whether a sentence cannot be read without what comes before it: it opens with a word pointing back
-    ("That is when the wall fell.", "It was completed in 1889."), in lower case or with a dash or an ellipsis
-    (the splitter cut a sentence in two), or, in Chinese, holds a demonstrative (那个朝代, 这么久, 如此, 它是) or
-    opens with one of BACK_OPENINGS_ZH (其, 该, 他, 她, 上述, 以上). Checked alone, beside the question, such a
-    sentence reads as whatever the passages say of its subject, true whatever the sentence before it claimed
-    ("The Berlin Wall fell in 1975. That is when the Berlin Wall fell.")."""
+    ("That is when the wall fell.", "It was completed in 1889."), or has one right after an opening word set
+    off by a comma or a conjunction ("Indeed, that is when ...", "And it ..."), it opens in lower case or
+    with a dash or an ellipsis (the splitter cut a sentence in two), or, in Chinese, it holds a demonstrative
+    (那个朝代, 这么久, 如此, 它是) or opens with one of BACK_OPENINGS_ZH (其, 该, 他, 她, 上述, 以上). Checked
+    alone, beside the question, such a sentence reads as whatever the passages say of its subject, true
+    whatever the sentence before it claimed ("The Berlin Wall fell in 1975. That is when the Berlin Wall
+    fell.")."""
     marker = _LIST_MARKER.match(sentence)
     text = sentence[marker.end() if marker else 0:].lstrip(" \t\n\"'“‘(（「『«*_[")
     if text[:1] in ("—", "–", "…") or text.startswith("..") or text.startswith(BACK_OPENINGS_ZH):
@@ -106,7 +111,13 @@ def leans_back(sentence: str) -> bool:
     if any(mark in text for mark in BACK_REFERENCES_ZH):
         return True
     word = _OPENING_WORD.match(text)
-    return bool(word) and (word.group().islower() or word.group().lower() in BACK_REFERENCES)
+    if not word:
+        return False
+    if word.group().islower() or word.group().lower() in BACK_REFERENCES:
+        return True
+    lead = _LEAD_WORD.match(text)
+    following = _OPENING_WORD.match(text, lead.end()) if lead else None
+    return bool(following) and following.group().lower() in BACK_REFERENCES
 
 
 def asks(sentence: str) -> bool:
