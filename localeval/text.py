@@ -58,11 +58,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def _mid_sentence(before: str, following: str, gap: str) -> bool:
     """Whether a break found after `before` (the text since the last sentence end), with `following` the
     first character after it, falls inside a sentence rather than ending one."""
-    if "\n" in gap:
-        return False
-    if before.endswith(";"):  # "(Hermann and Blunsom, 2014; Guo et al., 2018)"
-        return before.count("(") > before.count(")")
-    if not before.endswith("."):
+    if "\n" in gap or not before.endswith("."):
         return False
     piece = before.strip()
     return (_LIST_MARKER.fullmatch(piece) is not None or _TITLE.search(piece) is not None

@@ -1,4 +1,4 @@
-"""The one sentence splitter: where a full stop ends a word rather than a sentence."""
+"""The one sentence splitter: where a full stop ends a word rather than a sentence; and statements read whole."""
 
 from __future__ import annotations
 
@@ -20,9 +20,6 @@ from localeval.text import split_sentences
     ("See Fig. 3 for e.g. the curve. No. 5 won.", ["See Fig. 3 for e.g. the curve.", "No. 5 won."]),
     ("The Rams moved to St. Louis in 1995.", ["The Rams moved to St. Louis in 1995."]),
     ("It is caused by E. coli in water.", ["It is caused by E. coli in water."]),
-    # a semicolon inside brackets
-    ("Studies (Hermann and Blunsom, 2014; Guo et al., 2018) use it; others do not.",
-     ["Studies (Hermann and Blunsom, 2014; Guo et al., 2018) use it;", "others do not."]),
     # still sentence ends: a capitalised word with a hyphen, "No." with no number, a line break after a
     # marker, Chinese
     ("It is BRAVE-D. The next one.", ["It is BRAVE-D.", "The next one."]),
@@ -32,6 +29,14 @@ from localeval.text import split_sentences
 ])
 def test_a_full_stop_that_ends_a_word_does_not_end_the_sentence(text: str, sentences: list[str]) -> None:
     assert split_sentences(text) == sentences
+
+
+def test_a_semicolon_inside_brackets_ends_a_passage_sentence_but_not_a_statement() -> None:
+    text = "Studies (Hermann and Blunsom, 2014; Guo et al., 2018) use it; others do not."
+    assert split_sentences(text) == ["Studies (Hermann and Blunsom, 2014;", "Guo et al., 2018) use it;",
+                                     "others do not."]
+    assert sentence_statements(text) == ["Studies (Hermann and Blunsom, 2014; Guo et al., 2018) use it;",
+                                         "others do not."]
 
 
 def test_numbered_answers_give_one_statement_per_item() -> None:

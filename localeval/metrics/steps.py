@@ -216,8 +216,17 @@ def statements_of(kit: ModelKit, lang: str, question: str, text: str) -> Flow[li
 
 
 def sentence_statements(text: str) -> list[str]:
-    """The answer's own sentences, with no generation: nothing is paraphrased, invented or left out."""
-    return _distinct(s for s in split_sentences(text) if checkable(s))
+    """The answer's own sentences, with no generation: nothing is paraphrased, invented or left out. A
+    sentence the splitter cut at a semicolon inside brackets is read whole: "(Hermann and Blunsom, 2014;" is
+    not a claim of its own. Passages keep that cut: evidence in smaller pieces loses nothing, as every piece
+    naming what a statement adds is shown to it (related_passages)."""
+    whole: list[str] = []
+    for sentence in split_sentences(text):
+        if whole and whole[-1].endswith(";") and whole[-1].count("(") > whole[-1].count(")"):
+            whole[-1] = join_sentences(whole[-1], sentence)
+        else:
+            whole.append(sentence)
+    return _distinct(s for s in whole if checkable(s))
 
 
 def max_statements(text: str) -> int:
