@@ -20,10 +20,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*|\n+")
 # "Fig." before a number, and an initial or dotted acronym before a word ("David A. Stewart", "the U.S.
 # Army", "E. coli"). Split there, "1." and "Stewart." would each be judged as a statement of their own; the
 # cost is that a sentence really ending in an initial ("He got an A. Then...") is read with the next one.
-_LIST_MARKER = re.compile(r"(?:^|.*[:：]\s*)[*_]*\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{2,4})[.)][*_]*", re.DOTALL)
+_MARKER = r"[*_]*\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{2,4})[.)][*_]*"
+_LIST_MARKER = re.compile(rf"\s*{_MARKER}")
+_MARKER_AFTER_COLON = re.compile(rf"[:：]\s*{_MARKER}$")
 _TITLE = re.compile(r"(?<![\w.])(?:Mrs?|Ms|Dr|Prof|St|Mt|Ft|Rev|Gen|Col|Lt|Capt|Sgt|Gov|Sen|Rep|vs|cf|e\.g|i\.e)\.$")
 _NUMBERED = re.compile(r"(?<![\w.])(?:No|Nos|Fig|Figs|Vol|pp|p)\.$")
 _INITIAL = re.compile(r"(?<![\w'’-])[A-Z]\.$")
+#: How much of the text before a break `_mid_sentence` reads: more than the longest of the shapes above.
+_TAIL = 32
 
 
 def has_cjk(text: str) -> bool:
@@ -43,7 +47,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Where each of `split_sentences`' sentences lies in `text` (start, end), for cutting some out in place."""
     spans, position = [], 0
     for end in [*_SENTENCE_END.finditer(text), None]:
-        if end and _mid_sentence(text[position:end.start()], text[end.end():end.end() + 1], end.group()):
+        if end and _mid_sentence(text[max(position, end.start() - _TAIL):end.start()], end.start() - position <= _TAIL,
+                                 text[end.end():end.end() + 1], end.group()):
             continue
         stop = end.start() if end else len(text)
         piece = text[position:stop]
@@ -55,15 +60,17 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _mid_sentence(before: str, following: str, gap: str) -> bool:
-    """Whether a break found after `before` (the text since the last sentence end), with `following` the
-    first character after it, falls inside a sentence rather than ending one."""
-    if "\n" in gap or not before.endswith("."):
+def _mid_sentence(tail: str, whole: bool, following: str, gap: str) -> bool:
+    """Whether a break falls inside a sentence rather than ending one. `tail` is the end of the text since
+    the last sentence end (all of it when `whole`), `following` the first character after the break. Only
+    that end is read: the text since the last sentence end grows with every break skipped, and reading all
+    of it would make a text of many initials ("A. B. C. ...") quadratic."""
+    if "\n" in gap or not tail.endswith("."):
         return False
-    piece = before.strip()
-    return (_LIST_MARKER.fullmatch(piece) is not None or _TITLE.search(piece) is not None
-            or (_NUMBERED.search(piece) is not None and following.isdigit())
-            or (_INITIAL.search(piece) is not None and following.isalpha()))
+    return ((whole and _LIST_MARKER.fullmatch(tail) is not None)
+            or _MARKER_AFTER_COLON.search(tail) is not None or _TITLE.search(tail) is not None
+            or (_NUMBERED.search(tail) is not None and following.isdigit())
+            or (_INITIAL.search(tail) is not None and following.isalpha()))
 
 
 def join_sentences(left: str, right: str) -> str:
