@@ -15,18 +15,26 @@ _CJK_LETTER = re.compile(f"[{CJK_LETTERS}]")
 # Sentence ends: English punctuation followed by space, Chinese punctuation, or a line break. A decimal
 # point ("3.14") is not followed by a space, so it never ends a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*|\n+")
-# Full stops that end a word, not a sentence, on one line of English: a list marker standing alone or after
-# a colon ("1.", "**iv.**", "They are: 1."), a title ("Mr.", "St.", "Dr."), "e.g." and "i.e.", "No." or
-# "Fig." before a number, and an initial or dotted acronym before a word ("David A. Stewart", "the U.S.
-# Army", "E. coli"). Split there, "1." and "Stewart." would each be judged as a statement of their own; the
-# cost is that a sentence really ending in an initial ("He got an A. Then...") is read with the next one.
-_MARKER = r"[*_]*\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{2,4})[.)][*_]*"
-_LIST_MARKER = re.compile(rf"\s*{_MARKER}")
-_MARKER_AFTER_COLON = re.compile(rf"[:：]\s*{_MARKER}$")
-_TITLE = re.compile(r"(?<![\w.])(?:Mrs?|Ms|Dr|Prof|St|Mt|Ft|Rev|Gen|Col|Lt|Capt|Sgt|Gov|Sen|Rep|vs|cf|e\.g|i\.e)\.$")
+# Full stops that end a word, not a sentence, on one line of English: a list marker standing alone or a
+# first item's after a colon ("1.", "**b.", "They are: 1."), "e.g." and "i.e.", a title ("Mr.", "St.",
+# "Dr."), "No." or "Fig." before a number, and an initial or dotted acronym before a word ("David A.
+# Stewart", "the U.S. Army", "E. coli"). Split there, "1." and "Stewart." would each be judged as a
+# statement of their own. A title or an initial before a word that usually opens a sentence ("... moved to
+# the U.S. He became ...") still ends it; the cost is that a sentence ending in an initial before any other
+# word ("He got an A. Nobody else did.") is read with the next one.
+#: A list item's marker: digits, a letter or a roman numeral, then a full stop or a bracket, maybe in bold.
+LIST_MARKER = r"[*_]*\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{2,4})[.)][*_]*"
+_MARKER_ALONE = re.compile(rf"\s*{LIST_MARKER}")
+_LIST_AFTER_COLON = re.compile(r"(?<!\d)[:：]\s+[*_]*\(?1\.$")
+_ABBREVIATION = re.compile(r"(?<![\w.])(?:vs|cf|e\.g|i\.e)\.$")
+_TITLE = re.compile(r"(?<![\w.])(?:Mrs?|Ms|Dr|Prof|St|Mt|Ft|Rev|Gen|Col|Lt|Capt|Sgt|Gov|Sen|Rep)\.$")
 _NUMBERED = re.compile(r"(?<![\w.])(?:No|Nos|Fig|Figs|Vol|pp|p)\.$")
 _INITIAL = re.compile(r"(?<![\w'’-])[A-Z]\.$")
-#: How much of the text before a break `_mid_sentence` reads: more than the longest of the shapes above.
+#: Words that open English sentences far more often than they follow a title or an initial.
+_OPENERS = frozenset("""the it its he she they we you this that these those there his her their in on at after
+before when while then however but and so yet if as for since""".split())
+_WORD = re.compile(r"[^\W\d_]+")
+#: How much of the text around a break `_mid_sentence` reads: more than the longest of the shapes above.
 _TAIL = 32
 
 
@@ -48,7 +56,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     spans, position = [], 0
     for end in [*_SENTENCE_END.finditer(text), None]:
         if end and _mid_sentence(text[max(position, end.start() - _TAIL):end.start()], end.start() - position <= _TAIL,
-                                 text[end.end():end.end() + 1], end.group()):
+                                 text[end.end():end.end() + _TAIL], end.group()):
             continue
         stop = end.start() if end else len(text)
         piece = text[position:stop]
@@ -62,15 +70,20 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _mid_sentence(tail: str, whole: bool, following: str, gap: str) -> bool:
     """Whether a break falls inside a sentence rather than ending one. `tail` is the end of the text since
-    the last sentence end (all of it when `whole`), `following` the first character after the break. Only
-    that end is read: the text since the last sentence end grows with every break skipped, and reading all
-    of it would make a text of many initials ("A. B. C. ...") quadratic."""
+    the last sentence end (all of it when `whole`), `following` the start of the text after the break. Only
+    these ends are read: the text since the last sentence end grows with every break skipped, and reading
+    all of it would make a text of many initials ("A. B. C. ...") quadratic."""
     if "\n" in gap or not tail.endswith("."):
         return False
-    return ((whole and _LIST_MARKER.fullmatch(tail) is not None)
-            or _MARKER_AFTER_COLON.search(tail) is not None or _TITLE.search(tail) is not None
-            or (_NUMBERED.search(tail) is not None and following.isdigit())
-            or (_INITIAL.search(tail) is not None and following.isalpha()))
+    if (whole and _MARKER_ALONE.fullmatch(tail)) or _LIST_AFTER_COLON.search(tail) or _ABBREVIATION.search(tail):
+        return True
+    if _NUMBERED.search(tail):
+        return following[:1].isdigit()
+    word = _WORD.match(following)
+    if not word or word.group().lower() in _OPENERS:
+        return False
+    # a title may stand before a name in any script; an initial before Chinese text ends an English sentence
+    return bool(_TITLE.search(tail)) or (_INITIAL.search(tail) is not None and word.group().isascii())
 
 
 def join_sentences(left: str, right: str) -> str:

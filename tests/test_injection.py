@@ -278,6 +278,8 @@ def test_a_sentence_that_leans_on_the_one_before_or_asks_cannot_raise_the_mean(
     ("There are two moons.", False), ("1889 was the year.", False),
     ("Indeed, that is when the Berlin Wall fell.", True), ("Yes, it was.", True), ("And this is so.", True),
     ("However, the wall fell in 1989.", False), ("Paris, the capital, is large.", False), ("Andes peaks are high.", False),
+    ("Fruits, such as apples, contain fibre.", False), ("Smith, then aged 20, joined.", False),
+    ("b. Train the model.", False), ("ii. Train it.", False), ("**2.** It trains.", True),
     ("它是中华人民共和国的首都。", True), ("李白是那个朝代的诗人。", True), ("珠穆朗玛峰海拔约如此。", True),
     ("该市中心的皇家宫殿即故宫。", True), ("故宫位于北京市中心。", False), ("其他资料另有记载。", True),
 ])

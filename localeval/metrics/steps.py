@@ -17,7 +17,7 @@ from typing import Sequence
 from ..data.records import Context, Sample
 from ..judge.facade import Ask
 from ..model_kit import ModelKit
-from ..text import CJK_LETTERS, count_cjk_letters, join_sentences, sentence_spans, split_sentences
+from ..text import CJK_LETTERS, LIST_MARKER, count_cjk_letters, join_sentences, sentence_spans, split_sentences
 from .judged import Flow
 
 #: Words per atomic fact, for the cap on the statements list (see statements_of).
@@ -87,11 +87,15 @@ BACK_REFERENCES = frozenset("it its this that these those he she they him her hi
 BACK_REFERENCES_ZH = ("这", "那", "此", "它")
 BACK_OPENINGS_ZH = ("其", "该", "他", "她", "上述", "以上")
 _OPENING_WORD = re.compile(r"[^\W\d_]+")
-#: An opening that hands the sentence on to what follows it: a word set off by a comma ("Indeed, that is
-#: when ...", "Yes, it ...") or a conjunction ("And that is ...").
-_LEAD_WORD = re.compile(r"(?:[^\W\d_]+\s*,|(?:and|but|or|yet|also|nor)\b)\s*", re.IGNORECASE)
-#: A list item's marker ("- ", "* ", "• ", "2. "): what follows it opens the sentence.
-_LIST_MARKER = re.compile(r"\s*(?:[-*•]|\d+[.)])\s+")
+#: An opening that hands the sentence on to what follows it: a sentence adverb set off by a comma ("Indeed,
+#: that is when ...", "Yes, it ...") or a conjunction ("And that is ..."). A subject before an aside
+#: ("Smith, then aged 20, joined.") is not one.
+_LEAD_WORD = re.compile(r"(?:(?:indeed|yes|no|however|moreover|furthermore|also|still|instead|similarly|likewise|"
+                        r"thus|therefore|hence|besides|consequently|meanwhile|again|now|well|in fact|of course|"
+                        r"after all|in short|notably|clearly|certainly|surely)\s*,|(?:and|but|or|yet|also|nor)\b)\s*",
+                        re.IGNORECASE)
+#: A list item's marker ("- ", "* ", "• ", "2. ", "b) ", "**iv.** "): what follows it opens the sentence.
+_LIST_MARKER = re.compile(rf"\s*(?:[-*•]|{LIST_MARKER})\s+")
 _QUESTION = re.compile(r"[?？][^\w?？]*$")
 
 
@@ -217,16 +221,22 @@ def statements_of(kit: ModelKit, lang: str, question: str, text: str) -> Flow[li
 
 def sentence_statements(text: str) -> list[str]:
     """The answer's own sentences, with no generation: nothing is paraphrased, invented or left out. A
-    sentence the splitter cut at a semicolon inside brackets is read whole: "(Hermann and Blunsom, 2014;" is
-    not a claim of its own. Passages keep that cut: evidence in smaller pieces loses nothing, as every piece
-    naming what a statement adds is shown to it (related_passages)."""
-    whole: list[str] = []
-    for sentence in split_sentences(text):
-        if whole and whole[-1].endswith(";") and whole[-1].count("(") > whole[-1].count(")"):
-            whole[-1] = join_sentences(whole[-1], sentence)
+    sentence the splitter cut at a semicolon inside brackets, on one line, is read whole: "(Hermann and
+    Blunsom, 2014;" is not a claim of its own. Passages keep that cut: evidence in smaller pieces loses
+    nothing, as every piece naming what a statement adds is shown to it (related_passages)."""
+    spans: list[list[int]] = []
+    for start, end in sentence_spans(text):
+        if spans and _inside_brackets(text[spans[-1][0]:spans[-1][1]]) and "\n" not in text[spans[-1][1]:start]:
+            spans[-1][1] = end
         else:
-            whole.append(sentence)
-    return _distinct(s for s in whole if checkable(s))
+            spans.append([start, end])
+    return _distinct(text[a:b] for a, b in spans if checkable(text[a:b]))
+
+
+def _inside_brackets(sentence: str) -> bool:
+    """Whether a sentence ends at a semicolon with a bracket still open."""
+    opened = sum(sentence.count(mark) for mark in "([（")
+    return sentence.endswith((";", "；")) and opened > sum(sentence.count(mark) for mark in ")]）")
 
 
 def max_statements(text: str) -> int:
