@@ -13,6 +13,7 @@ pairs among its answers, and prints the same pair accuracy bench/accuracy.py giv
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import harness
@@ -43,7 +44,8 @@ def published_scores(path: Path) -> dict[str, dict[str, float]]:
             continue
         for metric in COLUMNS:
             for n, answer in enumerate(found, 1):
-                scores[metric][f"{row['id']}-{n}"] = answer[metric]
+                if answer.get(metric) is not None and not math.isnan(answer[metric]):  # no score: out of the pair
+                    scores[metric][f"{row['id']}-{n}"] = answer[metric]
     return scores
 
 
@@ -58,7 +60,7 @@ def main() -> None:
         dev = SETS[name](80, 0)
         found = {metric: pair_agreement(scores[metric], dev.pairs) for metric in COLUMNS}
         rows += [{"set": name, "metric": f"ragchecker:{metric}", **figures} for metric, figures in found.items()]
-        cells = [f"{found[m]['pair_accuracy']:.3f}" for m in COLUMNS]
+        cells = ["-" if found[m]["pair_accuracy"] is None else f"{found[m]['pair_accuracy']:.3f}" for m in COLUMNS]
         print(f"| {name} ({found['overall_label']['n']}) | {' | '.join(cells)} | "
               f"{len(scores['overall_label'])} of {len(dev.samples)} |")
     harness.write_json(harness.results_path("accuracy", "ragchecker-published", args.tag),
