@@ -283,6 +283,7 @@ def test_a_sentence_that_leans_on_the_one_before_or_asks_cannot_raise_the_mean(
     ("b. Train the model.", False), ("ii. Train it.", False), ("**2.** It trains.", True),
     ("它是中华人民共和国的首都。", True), ("李白是那个朝代的诗人。", True), ("珠穆朗玛峰海拔约如此。", True),
     ("该市中心的皇家宫殿即故宫。", True), ("故宫位于北京市中心。", False), ("其他资料另有记载。", True),
+    ("两国彼此相邻。", False), ("两国彼此相邻，此事众所周知。", True),
 ])
 def test_what_leans_on_the_sentence_before(sentence: str, leans: bool) -> None:
     assert leans_back(sentence) is leans

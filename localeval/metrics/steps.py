@@ -85,6 +85,8 @@ BACK_REFERENCES = frozenset("it its this that these those he she they him her hi
 #: Chinese demonstratives and a pronoun that do the same wherever they stand (这 this, 那 that, 此 this, 它
 #: it), and openings that do (其 its, 该 the said, 他 he, 她 she, 上述 and 以上 the above).
 BACK_REFERENCES_ZH = ("这", "那", "此", "它")
+#: A word holding one of them that points nowhere: 彼此 (each other).
+_NOT_BACK_ZH = "彼此"
 BACK_OPENINGS_ZH = ("其", "该", "他", "她", "上述", "以上")
 _OPENING_WORD = re.compile(r"[^\W\d_]+")
 #: An opening that hands the sentence on to what follows it: a sentence adverb set off by a comma ("Indeed,
@@ -112,7 +114,7 @@ def leans_back(sentence: str) -> bool:
     text = sentence[marker.end() if marker else 0:].lstrip(" \t\n\"'“‘(（「『«*_[")
     if text[:1] in ("—", "–", "…") or text.startswith("..") or text.startswith(BACK_OPENINGS_ZH):
         return True
-    if any(mark in text for mark in BACK_REFERENCES_ZH):
+    if any(mark in text.replace(_NOT_BACK_ZH, "") for mark in BACK_REFERENCES_ZH):
         return True
     word = _OPENING_WORD.match(text)
     if not word:
