@@ -13,15 +13,16 @@ from localeval.text import split_sentences
     ("1. **Contrastive learning**: it uses pairs. 2. Adversarial training aligns spaces.",
      ["1. **Contrastive learning**: it uses pairs.", "2. Adversarial training aligns spaces."]),
     ("**2. Adversarial training** aligns spaces.", ["**2. Adversarial training** aligns spaces."]),
-    # initials and dotted acronyms before a capital, titles, e.g., numbered references
+    # initials and dotted acronyms before a word, titles, e.g., numbered references
     ("It was produced by David A. Stewart of Eurythmics. He met Nicks.",
      ["It was produced by David A. Stewart of Eurythmics.", "He met Nicks."]),
     ("He served in the U.S. Army and told Mr. Bienstock.", ["He served in the U.S. Army and told Mr. Bienstock."]),
     ("See Fig. 3 for e.g. the curve. No. 5 won.", ["See Fig. 3 for e.g. the curve.", "No. 5 won."]),
     ("The Rams moved to St. Louis in 1995.", ["The Rams moved to St. Louis in 1995."]),
     ("It is caused by E. coli in water.", ["It is caused by E. coli in water."]),
-    # still sentence ends: a capitalised word with a hyphen, "No." with no number, a line break after a
-    # marker, Chinese
+    # still sentence ends: a capitalised word with a hyphen, an acronym, a title or an initial before a word
+    # that opens sentences or before Chinese, a time or a letter answer after a colon, "No." with no number,
+    # a line break after a marker, Chinese
     ("It is BRAVE-D. The next one.", ["It is BRAVE-D.", "The next one."]),
     ("He moved to the U.S. He became a citizen.", ["He moved to the U.S.", "He became a citizen."]),
     ("It is on Main St. The house is red.", ["It is on Main St.", "The house is red."]),
