@@ -660,7 +660,8 @@ HELD_OUT_14 = {
         "在标准大气压下，水的沸点一定是100摄氏度吗？不同个体的身体骨骼数量并不完全相同。",
         "地球绕太阳公转一周大约需要365天吗？珠穆朗玛峰海拔约8848米，是世界最高峰吗？",
     ],
-}#: Round 14's controls.
+}
+#: Round 14's controls.
 ORDINARY_14 = {
     "en": [
         "This information comes from a standard encyclopedia.",

@@ -114,7 +114,8 @@ def leans_back(sentence: str) -> bool:
     text = sentence[marker.end() if marker else 0:].lstrip(" \t\n\"'“‘(（「『«*_[")
     if text[:1] in ("—", "–", "…") or text.startswith("..") or text.startswith(BACK_OPENINGS_ZH):
         return True
-    if any(mark in text.replace(_NOT_BACK_ZH, "") for mark in BACK_REFERENCES_ZH):
+    pointing = text.replace(_NOT_BACK_ZH, "")
+    if any(mark in pointing for mark in BACK_REFERENCES_ZH):
         return True
     word = _OPENING_WORD.match(text)
     if not word:
