@@ -95,6 +95,7 @@ bench: peers fuzz
 	$(BIN)/python bench/llama_ceiling.py --judge smollm2-135m-instruct-q4_1
 	$(BIN)/python bench/accuracy.py
 	$(BIN)/python bench/trained_judge.py
+	$(BIN)/python bench/cranfield_audit.py
 	$(BIN)/python bench/verdict_threshold.py
 	$(BIN)/python bench/injection.py
 	$(BIN)/python bench/decode_cost.py

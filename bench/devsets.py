@@ -248,6 +248,29 @@ def cranfield(limit: int, seed: int) -> DevSet:
                         "query with a document of grade >= 3 (1) or the most word-sharing unjudged document (0)")
 
 
+def cranfield_graded(limit: int, seed: int) -> DevSet:
+    """Cranfield read only where people judged: for each query with an abstract graded 3 or 4 (a complete
+    answer, or one the work depends on) and one graded 1 (of minimum interest), the first should score
+    higher. `cranfield-passages` takes its negatives from the abstracts nobody judged, and the one sharing
+    most words with the query is at times plainly on its topic (the collection's judgements are not
+    exhaustive); here no pair rests on an unjudged abstract."""
+    queries, corpus, qrels = _collection(dev_data("cranfield"))
+    rng = random.Random(seed)
+    usable = sorted(q for q, docs in qrels.items() if q in queries
+                    and any(g >= 3 and d in corpus for d, g in docs.items())
+                    and any(g == 1 and d in corpus for d, g in docs.items()))
+    samples, pairs = [], []
+    for qid in rng.sample(usable, min(limit, len(usable))):
+        high = rng.choice(sorted(d for d, g in qrels[qid].items() if g >= 3 and d in corpus))
+        low = rng.choice(sorted(d for d, g in qrels[qid].items() if g == 1 and d in corpus))
+        for doc in (high, low):
+            samples.append({"id": f"{qid}-{doc}", "question": queries[qid], "contexts": [{"id": doc, "text": corpus[doc]}]})
+        pairs.append((f"{qid}-{high}", f"{qid}-{low}"))
+    return DevSet("cranfield-graded", "en", ("context_relevance", "passage_relevance"), samples, pairs=pairs,
+                  note="query with an abstract people graded 3-4 vs one they graded 1 (minimum interest); "
+                       "judged abstracts only")
+
+
 CORRECTNESS = ("answer_correctness", "token_f1", "exact_match", "answer_rouge_l", "answer_similarity")
 
 
@@ -303,7 +326,7 @@ def halueval_criteria(limit: int, seed: int) -> DevSet:
 SETS: dict[str, Callable[[int, int], DevSet]] = {
     "halueval": halueval, "halueval-recall": halueval_recall, "uhgeval": uhgeval, "relevance-en": relevance_en,
     "relevance-zh": relevance_zh, "faithbench": faithbench, "rgb-zh-passages": rgb_zh, "rgb-zh-passages-heldout": rgb_zh_heldout,
-    "cranfield-passages": cranfield, "halueval-passages": halueval_passages,
+    "cranfield-passages": cranfield, "cranfield-graded": cranfield_graded, "halueval-passages": halueval_passages,
     "uhgeval-passages": uhgeval_passages, "halueval-correctness": halueval_correctness,
     "ragchecker-correctness": ragchecker("correctness"), "ragchecker-completeness": ragchecker("completeness"),
     "ragchecker-overall": ragchecker("overall"), "alce-utility": alce, "halueval-criteria": halueval_criteria,

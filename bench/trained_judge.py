@@ -4,7 +4,9 @@
 - Cranfield passage relevance: generate on the Cranfield abstracts (the qrels are not read), train the
   context_relevance judgement, then score `passage_relevance` on the dev pairs of bench/devsets.py
   (`cranfield-passages`: a query with an abstract judged relevant with grade >= 3, or the unjudged abstract
-  sharing most words with it) with the classifier and with the GGUF judge: AUROC against the qrels.
+  sharing most words with it) with the classifier and with the GGUF judge: AUROC against the qrels. Also
+  on `cranfield-graded`, where every abstract was judged (graded 3-4 against graded 1 for one query):
+  pair accuracy and AUROC.
 - HaluEval faithfulness: generate --contradictions on the HaluEval knowledge passages, train the
   answer_faithfulness judgement, then score `faithfulness` on the HaluEval dev pairs (the right answer vs the
   hallucinated one, same passage) with each: pair agreement and AUROC.
@@ -175,6 +177,7 @@ def main() -> None:
         chosen = [both[int(i)] for i in np.random.default_rng(0).permutation(len(both))[: args.time_pairs]]
         training["both, all judgements"] = trained(chosen, work / "timing-classifier", args, None)
     rows = (compare("cranfield-passages", "passage_relevance", work / "cranfield-classifier", args, judge)
+            + compare("cranfield-graded", "passage_relevance", work / "cranfield-classifier", args, judge)
             + compare("halueval", "faithfulness", work / "halueval-classifier", args, judge))
     if args.distill:
         rows += compare("halueval", "faithfulness", work / "halueval-distilled-classifier", args, judge,
