@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from localeval.atomic import one_run_at_a_time
 from localeval.classifier.folder import Classifier, check_classifier
 from localeval.classifier.pairs import distilled_pairs, generated_pairs, labelled_pairs, read_pairs
+from localeval.classifier.training import LEARNED_AUROC, MANIFEST, not_learned
 from localeval.cli import cli
 from localeval.errors import InputError
 from tests.conftest import write_jsonl
@@ -62,7 +63,23 @@ def trained_classifier(folder: Path) -> Path:
                     "--held-out", "0.25", "--max-length", "64", "--threads", "1")
     assert result.exit_code == 0, result.output
     assert "context_relevance: 18 pairs trained" in result.output
+    manifest = json.loads((folder / "clf" / MANIFEST).read_text(encoding="utf-8"))
+    for name, trained in manifest["judgements"].items():  # a few steps may or may not learn: warned exactly then
+        near_chance = trained["held_out"]["auroc"] is None or trained["held_out"]["auroc"] < LEARNED_AUROC
+        assert (f"warning: {name}: the held-out AUROC" in result.output) == near_chance, result.output
     return folder / "clf"
+
+
+def test_a_judgement_near_chance_on_its_held_out_pairs_is_named() -> None:
+    def manifest(**aurocs: float | None) -> dict[str, Any]:
+        return {"judgements": {name: {"held_out": {"n": 20, "accuracy": 0.5, "auroc": area}}
+                               for name, area in aurocs.items()}}
+
+    assert not_learned(manifest(context_relevance=0.81, answer_faithfulness=LEARNED_AUROC)) == []
+    lines = not_learned(manifest(context_relevance=0.81, answer_faithfulness=0.584, answer_relevance=None))
+    assert [line.split(":")[0] for line in lines] == ["answer_faithfulness", "answer_relevance"]
+    assert "is 0.584, near chance" in lines[0] and "could not be measured" in lines[1]
+    assert all("another --seed" in line for line in lines)
 
 
 @pytest.fixture(scope="module")

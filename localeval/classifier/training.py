@@ -35,6 +35,9 @@ HEAD_PREFIXES = ("classifier.", "bert.pooler.")
 HEAD_LR_FACTOR = 10
 #: A judgement needs at least this many pairs of each label to train and to be measured on held-out pairs.
 MIN_PER_LABEL = 4
+#: A held-out AUROC below this is read as "learned little or nothing": a few hundred pairs leave the recipe
+#: near chance on some seeds (docs/pages/benchmarks/accuracy.md, "Trained classifier judges").
+LEARNED_AUROC = 0.6
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,19 @@ def _trained(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progre
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return manifest
+
+
+def not_learned(manifest: dict[str, Any]) -> list[str]:
+    """A line for each judgement whose held-out pairs put it near chance: a classifier that learned nothing
+    still scores, so the user hears it before scoring with it."""
+    lines = []
+    for name, trained in manifest["judgements"].items():
+        area = trained["held_out"]["auroc"]
+        if area is None or area < LEARNED_AUROC:
+            shown = "could not be measured" if area is None else f"is {area:.3f}, near chance (0.5)"
+            lines.append(f"{name}: the held-out AUROC {shown}: this classifier learned little or nothing from "
+                         "its pairs; train it again with another --seed or more pairs before scoring with it")
+    return lines
 
 
 def _split_by_judgement(pairs: Sequence[Pair], wanted: tuple[str, ...] | None) -> dict[str, list[Pair]]:
