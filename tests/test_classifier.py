@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from localeval.atomic import one_run_at_a_time
 from localeval.classifier.folder import Classifier, check_classifier
 from localeval.classifier.pairs import distilled_pairs, generated_pairs, labelled_pairs, read_pairs
-from localeval.classifier.training import LEARNED_AUROC, MANIFEST, not_learned
+from localeval.classifier.training import MANIFEST, chance_bar, near_chance
 from localeval.cli import cli
 from localeval.errors import InputError
 from tests.conftest import write_jsonl
@@ -63,23 +63,45 @@ def trained_classifier(folder: Path) -> Path:
                     "--held-out", "0.25", "--max-length", "64", "--threads", "1")
     assert result.exit_code == 0, result.output
     assert "context_relevance: 18 pairs trained" in result.output
-    manifest = json.loads((folder / "clf" / MANIFEST).read_text(encoding="utf-8"))
-    for name, trained in manifest["judgements"].items():  # a few steps may or may not learn: warned exactly then
-        near_chance = trained["held_out"]["auroc"] is None or trained["held_out"]["auroc"] < LEARNED_AUROC
-        assert (f"warning: {name}: the held-out AUROC" in result.output) == near_chance, result.output
     return folder / "clf"
 
 
-def test_a_judgement_near_chance_on_its_held_out_pairs_is_named() -> None:
-    def manifest(**aurocs: float | None) -> dict[str, Any]:
-        return {"judgements": {name: {"held_out": {"n": 20, "accuracy": 0.5, "auroc": area}}
-                               for name, area in aurocs.items()}}
+def held_out_manifest(n: int, **aurocs: float | None) -> dict[str, Any]:
+    return {"judgements": {name: {"pairs": {"train": 9 * n, "held_out": n}, "seconds": 1.0,
+                                  "held_out": {"n": n, "accuracy": 0.5, "auroc": area}}
+                           for name, area in aurocs.items()}}
 
-    assert not_learned(manifest(context_relevance=0.81, answer_faithfulness=LEARNED_AUROC)) == []
-    lines = not_learned(manifest(context_relevance=0.81, answer_faithfulness=0.584, answer_relevance=None))
+
+def test_the_chance_bar_is_the_auroc_of_no_learning_plus_its_one_sided_95_percent_margin() -> None:
+    assert chance_bar(118) == pytest.approx(0.5 + 1.645 * (119 / (12 * 59 * 59)) ** 0.5)
+    assert chance_bar(118) == pytest.approx(0.588, abs=5e-4) and chance_bar(6) > 0.9  # fewer pairs, a higher bar
+    assert chance_bar(1000) < chance_bar(118)
+
+
+def test_a_judgement_its_held_out_pairs_cannot_tell_from_chance_is_named() -> None:
+    bar = chance_bar(118)
+    manifest = held_out_manifest(118, context_relevance=0.81, answer_faithfulness=0.584, answer_relevance=None)
+    lines = near_chance(manifest)
     assert [line.split(":")[0] for line in lines] == ["answer_faithfulness", "answer_relevance"]
-    assert "is 0.584, near chance" in lines[0] and "could not be measured" in lines[1]
-    assert all("another --seed" in line for line in lines)
+    assert "is 0.584, not above chance (under 0.59 at this size)" in lines[0]
+    assert "could not be measured" in lines[1] and all("localeval calibrate" in line for line in lines)
+    assert near_chance(held_out_manifest(118, answer_faithfulness=bar)) == []
+    assert len(near_chance(held_out_manifest(118, answer_faithfulness=0.2))) == 1  # an inverted one too
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_train_prints_the_warning_for_each_judgement_near_chance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 quiet: bool) -> None:
+    import localeval.classifier.training as training
+
+    data = tmp_path / "labels.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in labelled_rows()), encoding="utf-8")
+    monkeypatch.setattr(training, "train", lambda *args, **kwargs: held_out_manifest(
+        118, context_relevance=0.81, answer_faithfulness=0.51))
+    result = invoke("train", "--data", str(data), "-o", str(tmp_path / "clf"), *(["-q"] if quiet else []))
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert warnings == [f"warning: {line}" for line in near_chance(held_out_manifest(118, answer_faithfulness=0.51))]
 
 
 @pytest.fixture(scope="module")

@@ -35,9 +35,9 @@ HEAD_PREFIXES = ("classifier.", "bert.pooler.")
 HEAD_LR_FACTOR = 10
 #: A judgement needs at least this many pairs of each label to train and to be measured on held-out pairs.
 MIN_PER_LABEL = 4
-#: A held-out AUROC below this is read as "learned little or nothing": a few hundred pairs leave the recipe
-#: near chance on some seeds (docs/pages/benchmarks/accuracy.md, "Trained classifier judges").
-LEARNED_AUROC = 0.6
+#: The one-sided 95% quantile of the standard normal: a held-out AUROC under chance plus this many of its
+#: standard errors cannot be told from a classifier that learned nothing.
+CHANCE_Z = 1.645
 
 
 @dataclass(frozen=True)
@@ -100,16 +100,28 @@ def _trained(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progre
     return manifest
 
 
-def not_learned(manifest: dict[str, Any]) -> list[str]:
-    """A line for each judgement whose held-out pairs put it near chance: a classifier that learned nothing
-    still scores, so the user hears it before scoring with it."""
+def chance_bar(n: int) -> float:
+    """The held-out AUROC that n pairs must beat to show the classifier learned something: chance (0.5) plus
+    CHANCE_Z standard errors of the AUROC of a classifier that learned nothing (Hanley and McNeil's
+    sqrt((n1 + n2 + 1) / (12 n1 n2)), taken with the two labels halved, as the held-out split keeps them)."""
+    half = max(n, 2) / 2
+    return 0.5 + CHANCE_Z * ((n + 1) / (12 * half * half)) ** 0.5
+
+
+def near_chance(manifest: dict[str, Any]) -> list[str]:
+    """A line for each judgement whose held-out pairs cannot tell it from chance. A classifier scores
+    whether or not it learned, and on a few hundred or a thousand pairs the recipe lands there on some seeds
+    (docs/pages/benchmarks/accuracy.md, "Trained classifier judges"), so the user hears it before scoring."""
     lines = []
     for name, trained in manifest["judgements"].items():
-        area = trained["held_out"]["auroc"]
-        if area is None or area < LEARNED_AUROC:
-            shown = "could not be measured" if area is None else f"is {area:.3f}, near chance (0.5)"
-            lines.append(f"{name}: the held-out AUROC {shown}: this classifier learned little or nothing from "
-                         "its pairs; train it again with another --seed or more pairs before scoring with it")
+        held = trained["held_out"]
+        area, bar = held["auroc"], chance_bar(held["n"])
+        if area is None or area < bar:
+            shown = ("could not be measured on them" if area is None
+                     else f"is {area:.3f}, not above chance (under {bar:.2f} at this size)")
+            lines.append(f"{name}: on {held['n']} held-out pairs the AUROC {shown}; check the classifier "
+                         "against your own labels (localeval calibrate) before relying on it, or train again "
+                         "with another --seed or more pairs")
     return lines
 
 

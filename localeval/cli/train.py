@@ -41,7 +41,7 @@ def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judg
     """Fine-tune a classifier judge (ARES's method) from all-MiniLM-L6-v2; score with it by
     `localeval score --classifier DIR`. English only."""
     from ..classifier.pairs import read_pairs
-    from ..classifier.training import TrainOptions, not_learned
+    from ..classifier.training import TrainOptions, near_chance
     from ..classifier.training import train as run_training
 
     if not data and not distill:
@@ -57,5 +57,5 @@ def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judg
             click.echo(f"{name}: {trained['pairs']['train']} pairs trained, {trained['seconds']:.0f} s; held out "
                        f"{figures['n']}: accuracy {figures['accuracy']:.3f}, AUROC {figures['auroc']}")
         click.echo(f"classifier in {out_dir}/; score with --classifier {out_dir}", err=True)
-    for line in not_learned(manifest):
+    for line in near_chance(manifest):
         click.echo(f"warning: {line}", err=True)
