@@ -95,7 +95,9 @@ def score_file(
     read (its shape, and whether ids are row numbers).
     """
     if ray is not None:  # refused before the input is read or Ray starts
-        ray.check((options or MetricOptions()).judge.gpu_layers)
+        from .judge import RunConfig
+
+        ray.check(RunConfig.resolve((options or MetricOptions()).judge).gpu_layers)
     tables = check_tables(tables)
     built = _checked_options(metrics, options, out_dir, models_here=ray is None)
     with one_run_at_a_time(out_dir):

@@ -7,6 +7,7 @@ defaults, so no other module reads the environment.
 | cache_path | --cache      | LOCALEVAL_CACHE      | .localeval-cache/judge.sqlite under the current folder       |
 | judge      | --judge      | LOCALEVAL_JUDGE      | the registry's default judge                                 |
 | embedder   | --embedder   | LOCALEVAL_EMBEDDER   | the registry's default embedder                              |
+| gpu_layers | --gpu-layers | LOCALEVAL_GPU_LAYERS | 0 (the judge on the CPU); -1 offloads every layer            |
 
 A judge server's API key is read from the environment variable the user names (--judge-api-key-env), so
 it never appears on a command line, in a result file or in a cache key.
@@ -26,6 +27,7 @@ MODELS_ENV = "LOCALEVAL_MODELS"
 CACHE_ENV = "LOCALEVAL_CACHE"
 JUDGE_ENV = "LOCALEVAL_JUDGE"
 EMBEDDER_ENV = "LOCALEVAL_EMBEDDER"
+GPU_LAYERS_ENV = "LOCALEVAL_GPU_LAYERS"
 CACHE_RELATIVE = Path(".localeval-cache") / "judge.sqlite"
 
 
@@ -35,10 +37,11 @@ class Settings:
     cache_path: Path
     judge: str | None
     embedder: str | None
+    gpu_layers: int = 0
 
     @classmethod
     def resolve(cls, *, cache: str | Path | None = None, judge: str | None = None, embedder: str | None = None,
-                env: Mapping[str, str] | None = None) -> Settings:
+                gpu_layers: int | None = None, env: Mapping[str, str] | None = None) -> Settings:
         """Flags given here win over the environment, which wins over the defaults."""
         env = os.environ if env is None else env
         return cls(
@@ -46,7 +49,18 @@ class Settings:
             cache_path=Path(cache) if cache else (Path(env[CACHE_ENV]) if env.get(CACHE_ENV) else Path.cwd() / CACHE_RELATIVE),
             judge=judge or env.get(JUDGE_ENV) or None,
             embedder=embedder or env.get(EMBEDDER_ENV) or None,
+            gpu_layers=gpu_layers if gpu_layers is not None else _gpu_layers_from(env),
         )
+
+
+def _gpu_layers_from(env: Mapping[str, str]) -> int:
+    """$LOCALEVAL_GPU_LAYERS, so that a GPU workstation (or its test run) offloads every judge without a flag."""
+    value = env.get(GPU_LAYERS_ENV, "").strip()
+    try:
+        return int(value) if value else 0
+    except ValueError:
+        raise OptionError(f"{GPU_LAYERS_ENV}={value!r} is not a whole number of layers to offload to the GPU "
+                          "(-1: all, 0: none)") from None
 
 
 def current() -> Settings:

@@ -9,6 +9,7 @@ What a test needs beyond the package is a marker (registered in pyproject.toml):
 | `ray`                  | Ray (it starts a Ray instance or cluster)                   | `pip install -e ".[ray]"`      |
 | `browser`              | headless chromium and playwright                            | `make browser`                 |
 | `install`              | setuptools and wheel (it builds wheels and installs them)   | `pip install -e ".[dev]"`      |
+| `cpu_numerics`         | the judge on the CPU: its numbers do not depend on batching | unset `LOCALEVAL_GPU_LAYERS`   |
 
 A marked test whose requirement is missing is skipped with the reason and the command that installs it.
 Tests marked `model`, `default_judge` or `ray` run under the model lock (the `model_lock` fixture).
@@ -73,6 +74,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def missing_requirements(item: pytest.Item) -> list[str]:
     from localeval import models
+    from localeval.settings import current
 
     reasons = []
     names = [name for marker in item.iter_markers("model") for name in marker.args]
@@ -93,6 +95,10 @@ def missing_requirements(item: pytest.Item) -> list[str]:
             reasons.append(f"chromium is not installed: {INSTALL_HINT}")
         if importlib.util.find_spec("playwright") is None:
             reasons.append(f"playwright is not installed: run `{PIP_INSTALL.format(extra='dev')}`")
+    if item.get_closest_marker("cpu_numerics") and current().gpu_layers:
+        reasons.append("the judge runs on the GPU ($LOCALEVAL_GPU_LAYERS): llama.cpp's CUDA kernels round a token by "
+                       "the batch it was decoded in, so equal numbers across batchings hold on the CPU only "
+                       "(docs/benchmarks/gpu.md)")
     if item.get_closest_marker("install"):
         absent = [name for name in ("pip", "setuptools", "wheel") if importlib.util.find_spec(name) is None]
         if absent:

@@ -58,6 +58,7 @@ def sequential(tmp_path_factory: pytest.TempPathFactory) -> localeval.Result:
     return score(RECORDS, tmp_path_factory.mktemp("seq") / "c.sqlite", parallel=1)
 
 
+@pytest.mark.cpu_numerics
 def test_batched_numbers_equal_the_sequential_ones_bit_for_bit(sequential: localeval.Result, tmp_path: Path) -> None:
     batched = score(RECORDS, tmp_path / "c.sqlite", parallel=4)
     assert values(batched) == values(sequential)
@@ -67,6 +68,7 @@ def test_batched_numbers_equal_the_sequential_ones_bit_for_bit(sequential: local
     assert usage["calls"] > 0 and usage["cached_tokens"] > 0  # statements of one answer reuse its context
 
 
+@pytest.mark.cpu_numerics
 def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> None:
     """One distribution call, alone and among calls of other prompts in two parallel settings. This holds
     while the micro-batches stay below the row count at which llama.cpp's CPU kernels change (beside 7
@@ -88,6 +90,7 @@ def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> N
     assert seen[0] == seen[1] == seen[2]
 
 
+@pytest.mark.cpu_numerics
 def test_a_shared_prefix_is_decoded_once_then_reused_in_place_or_copied(tmp_path: Path) -> None:
     """Statements of one context wait until the first call has decoded it. Then on a CPU they queue for the
     slot that holds it, and a later prompt takes a free slot rather than overwrite it, so the next statement
@@ -125,6 +128,7 @@ def test_a_shared_prefix_is_decoded_once_then_reused_in_place_or_copied(tmp_path
     assert copied_values == values and copied_later.value == later.value
 
 
+@pytest.mark.cpu_numerics
 def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tmp_path: Path) -> None:
     """From SCORING_SLOTS + MIN_LANES sequences on, a CPU engine keeps its lowest slots for generation: JSON
     calls run there side by side (one token each per decode, consecutive sequence ids, so llama.cpp can put
@@ -141,7 +145,7 @@ def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tm
     expected = [a.value for a in sequential.ask(asks)]
     sequential.close()
 
-    backend = BatchedLlamaBackend(path, sha, parallel=12, n_threads=1)
+    backend = BatchedLlamaBackend(path, sha, parallel=12, n_threads=1, copy_prefixes=False)  # the CPU policy
     assert backend.lanes == 8
     decodes: list[dict[int, int]] = []
     real_decode = lc.llama_decode
@@ -190,7 +194,7 @@ def test_a_round_with_more_verdict_prompts_than_scoring_slots_takes_slots_from_t
                                       statement=answer, against="reference")),
                 Ask.choice(kit.prompt("relevance_rating", "en", question=question, answer=answer))]
 
-    backend = BatchedLlamaBackend(path, sha, parallel=14, n_ctx=1024, n_threads=1)
+    backend = BatchedLlamaBackend(path, sha, parallel=14, n_ctx=1024, n_threads=1, copy_prefixes=False)
     assert backend.lanes == 10
     judge = Judge(backend, tmp_path / "b.sqlite")
     judge.ask(round_of("Where was Curie born?", "Curie was born in Warsaw."))
@@ -202,13 +206,15 @@ def test_a_round_with_more_verdict_prompts_than_scoring_slots_takes_slots_from_t
     judge.close()
 
 
-def test_the_cpu_default_follows_the_judges_weights_and_the_memory_its_streams_take(tmp_path: Path) -> None:
+def test_the_cpu_default_follows_the_judges_weights_and_the_memory_its_streams_take(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """16 sequences (generation lanes) for a K-quant judge, read from its GGUF header; 4 for weights the tiled
     kernel does not take (the tiny judge is Q4_1), for streams that would outgrow a quarter of the memory,
     and for a file that is no GGUF (its load reports that)."""
     from localeval.judge import config
     from localeval.judge.gguf import read_header
 
+    monkeypatch.delenv("LOCALEVAL_GPU_LAYERS", raising=False)  # the CPU's defaults, also in a run on a GPU
     tiny = read_header(models.resolve(TINY, "judge"))
     assert tiny.file_type == 3 and not tiny.tiled  # LLAMA_FTYPE_MOSTLY_Q4_1
     # SmolLM2-135M: 30 layers, 3 KV heads of 64 for K and V, f16; llama.cpp's own count of its KV buffer agrees
@@ -243,6 +249,7 @@ def _with_file_type(path: Path, file_type: int) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.cpu_numerics
 def test_continuations_give_the_sequential_log_probabilities_however_they_are_cut(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """grounding alone, one sequence at a time and four at once: the same numbers to the last bit. With at
@@ -262,6 +269,7 @@ def test_continuations_give_the_sequential_log_probabilities_however_they_are_cu
     assert all(0 < row["grounding"] < 1 for row in sequential.values()) and len(sequential) == len(RECORDS)
 
 
+@pytest.mark.cpu_numerics
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:
     # The whole passage is shown (evidence "context"): by default faithfulness shows each statement only the
     # passage sentences naming what it adds to the question, and what the tiny judge's decomposition names
@@ -285,6 +293,22 @@ def test_a_judge_error_in_one_sequence_skips_only_its_sample(tmp_path: Path) -> 
     assert "faithfulness" in rows["a"]["metrics"] and "faithfulness" in rows["e"]["metrics"]
 
 
+
+def test_kv_streams_that_do_not_fit_stop_the_run_with_one_line_not_a_skip_per_sample(tmp_path: Path) -> None:
+    """No memory for --parallel streams of --n-ctx tokens (the GPU's memory full, on a workstation) is a
+    setting to change: exit 2 with the size asked for, rather than every sample skipped and exit 0."""
+    from tests.report_runs import localeval as run_cli, write_jsonl
+
+    data = write_jsonl(tmp_path / "in.jsonl", RECORDS[:2])
+    done = run_cli("score", str(data), "-m", "faithfulness", "--judge", TINY, "--parallel", "512", "--n-ctx", "32768",
+                   "--threads", "1", "--cache", str(tmp_path / "c.sqlite"), "-o", str(tmp_path / "out"), check=False)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    # SmolLM2-135M's KV: 30 layers x 3 heads x (64 + 64) x 2 bytes a token, 512 x 32768 tokens
+    assert "could not create a context for 512 sequences of 32768 tokens (their KV cache would take 386.5 GB); " \
+           "lower --parallel or --n-ctx" in done.stderr
+
+
+@pytest.mark.cpu_numerics
 def test_resume_makes_no_repeated_call_and_gives_the_same_numbers(sequential: localeval.Result, tmp_path: Path) -> None:
     cache = tmp_path / "c.sqlite"
     first = score(RECORDS[:2], cache, parallel=4)  # an interrupted run: only part of the work done

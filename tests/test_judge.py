@@ -156,6 +156,7 @@ def test_own_model_file_is_hashed_once_and_memoised(tmp_path: Path, monkeypatch:
 
 
 @pytest.mark.model(MODEL)
+@pytest.mark.cpu_numerics
 def test_two_instances_give_identical_numbers(judge: Judge, tmp_path: Path) -> None:
     # `judge` may answer the first call from its cache, computed earlier after other calls had filled its
     # KV cache: equality then also shows that prefix reuse does not change the numbers.
@@ -199,6 +200,7 @@ def test_split_to_fit_cuts_chinese_sentences_and_overlong_text(judge: Judge) -> 
 
 
 @pytest.mark.model(MODEL)
+@pytest.mark.cpu_numerics
 def test_continuation_log_probabilities_are_those_of_one_full_forward_pass(judge: Judge, tmp_path: Path) -> None:
     """Each answer token's log p, read after another call has left its prefix in the KV cache, equals
     llama-cpp-python's own logits_all pass over prompt and answer; and the cache stays consistent for the

@@ -33,8 +33,9 @@ def judge_options(command: Command) -> Command:
                      "Default: the registry's default judge. Env: LOCALEVAL_JUDGE."),
         click.option("--embedder", help="Embedding model: a registered name or a sentence-transformers folder. "
                      "Env: LOCALEVAL_EMBEDDER."),
-        click.option("--gpu-layers", type=int, default=0, show_default=True,
-                     help="Layers to offload to the GPU (-1: all); needs llama-cpp-python built with CUDA or Metal."),
+        click.option("--gpu-layers", type=int, default=None,
+                     help="Layers to offload to the GPU (-1: all); needs llama-cpp-python built with CUDA or Metal. "
+                     "Default: 0. Env: LOCALEVAL_GPU_LAYERS."),
         click.option("--n-ctx", type=click.IntRange(min=512), default=4096, show_default=True,
                      help="Judge context window in tokens; longer contexts are split into windows."),
         click.option("--threads", type=click.IntRange(min=1), help="CPU threads for the judge (default: physical cores)."),
@@ -73,7 +74,7 @@ def judge_options(command: Command) -> Command:
     return command
 
 
-def judge_settings(judge: str | None = None, embedder: str | None = None, gpu_layers: int = 0, n_ctx: int = 4096,
+def judge_settings(judge: str | None = None, embedder: str | None = None, gpu_layers: int | None = None, n_ctx: int = 4096,
                    threads: int | None = None, parallel: int | None = None, seed: int = 0, cache: Path | None = None,
                    prompts_dir: Path | None = None, lang: str | None = None, move_damaged_cache: bool = False,
                    **server: Any) -> JudgeOptions:

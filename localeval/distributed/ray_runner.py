@@ -113,12 +113,12 @@ def _for_actors(options: MetricOptions, config: RunConfig, ray_options: RayOptio
     # Without --parallel, a CPU actor keeps DEFAULT_PARALLEL_CPU sequences: a node runs an actor per CPU, and
     # the single-process default's 16 KV streams (1.9 GB for the default judge) are sized for one process.
     parallel = options.judge.parallel
-    if parallel is None and options.judge.gpu_layers == 0:
+    if parallel is None and config.gpu_layers == 0:
         parallel = DEFAULT_PARALLEL_CPU
     # replace(): every other judge setting travels as the driver has it.
     judge = replace(options.judge, judge=_absolute(settings.judge), embedder=_absolute(settings.embedder),
                     n_threads=ray_options.threads(options.judge.n_threads), cache=None,
-                    prompts_dir=_absolute(options.judge.prompts_dir), parallel=parallel,
+                    prompts_dir=_absolute(options.judge.prompts_dir), parallel=parallel, gpu_layers=config.gpu_layers,
                     classifier=_absolute(options.judge.classifier))
     return MetricOptions(judge=judge, **options.values)
 

@@ -80,7 +80,7 @@ def open_judge(config: RunConfig | JudgeOptions, cache: JudgeCache | None = None
 
 
 def load_judge(model: str | Path | None = None, *, cache: str | Path | None = None, n_ctx: int = 4096,
-               n_threads: int | None = None, n_gpu_layers: int = 0, seed: int = 0, **backend_options: Any) -> Judge:
+               n_threads: int | None = None, n_gpu_layers: int | None = None, seed: int = 0, **backend_options: Any) -> Judge:
     """The sequential in-process judge from a model name or path, for scripts and tests; `backend_options`
     (reuse_prefix, verbose) go to llama_sequential.SequentialLlamaBackend."""
     config = RunConfig.resolve(JudgeOptions(judge=None if model is None else str(model),

@@ -19,7 +19,7 @@ class JudgeOptions:
     embedder: str | None = None  # registry name or model folder; None = $LOCALEVAL_EMBEDDER or the default
     n_ctx: int = 4096
     n_threads: int | None = None
-    gpu_layers: int = 0
+    gpu_layers: int | None = None  # None = $LOCALEVAL_GPU_LAYERS or 0 (the CPU)
     seed: int = 0
     cache: str | None = None  # SQLite file; None = $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite
     move_damaged_cache: bool = False  # a damaged cache file is moved aside and a new one started (judge/cache.py)
@@ -74,7 +74,7 @@ class RunConfig:
     def resolve(cls, options: JudgeOptions | None = None, env: Mapping[str, str] | None = None) -> RunConfig:
         options = options or JudgeOptions()
         return cls(options, Settings.resolve(cache=options.cache, judge=options.judge, embedder=options.embedder,
-                                             env=env))
+                                             gpu_layers=options.gpu_layers, env=env))
 
     @property
     def judge(self) -> str | None:
@@ -89,6 +89,11 @@ class RunConfig:
     def cache_path(self) -> Path:
         return self.settings.cache_path
 
+    @property
+    def gpu_layers(self) -> int:
+        """Judge layers offloaded to the GPU: --gpu-layers, else $LOCALEVAL_GPU_LAYERS, else 0."""
+        return self.settings.gpu_layers
+
     @cached_property
     def parallel(self) -> int:
         """--parallel, or the server's default, or the one measured for the device the judge runs on (read
@@ -98,7 +103,7 @@ class RunConfig:
             return options.parallel
         if options.judge_url:
             return DEFAULT_PARALLEL_SERVER
-        if options.gpu_layers != 0:
+        if self.gpu_layers != 0:
             return DEFAULT_PARALLEL_GPU
         return _cpu_default_parallel(self)
 

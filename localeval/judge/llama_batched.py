@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import JudgeError
+from ..errors import JudgeError, OptionError
 from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, JsonCall, OnReply, Reply,
                       log_softmax_at, prompt_too_long)
 from .grammar import strict_json_gbnf
@@ -146,9 +146,10 @@ class BatchedLlamaBackend(LlamaModel):
         params.n_seq_max = parallel
         params.kv_unified = False
         self._ctx = lc.llama_init_from_model(self.llm.model, params)
-        if not self._ctx:
-            raise JudgeError(f"llama.cpp could not create a context for {parallel} sequences of {n_ctx} tokens; "
-                             "lower --parallel or --n-ctx")
+        if not self._ctx:  # no memory for the KV streams: a setting to change, not a sample to skip
+            raise OptionError(f"llama.cpp could not create a context for {parallel} sequences of {n_ctx} tokens"
+                              f"{_kv_size(model_path, parallel * n_ctx)}; lower --parallel or --n-ctx"
+                              f"{', or offload fewer layers (--gpu-layers)' if self.n_gpu_layers else ''}")
         self._mem = lc.llama_get_memory(self._ctx)
         self._batch = lc.llama_batch_init(N_BATCH, 0, 1)
         self._vocab = lc.llama_model_get_vocab(self.llm.model)
@@ -461,6 +462,15 @@ class BatchedLlamaBackend(LlamaModel):
                 raise JudgeError("the JSON grammar allows no next token; the prompt's schema may be broken")
         lc.llama_sampler_accept(grammar, best)
         return best
+
+
+def _kv_size(model_path: Path, tokens: int) -> str:
+    """' (their KV cache would take N GB)', from the GGUF header (if it says), for the message of a context
+    that did not fit."""
+    from .gguf import read_header
+
+    per_token = read_header(model_path).kv_bytes_per_token
+    return f" (their KV cache would take {per_token * tokens / 1e9:.1f} GB)" if per_token else ""
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:

@@ -36,10 +36,14 @@ class LlamaModel:
     engine = ""
 
     def __init__(self, model_path: Path, model_sha256: str, *, n_ctx: int = 4096, n_threads: int = 1,
-                 n_gpu_layers: int = 0, seed: int = 0, verbose: bool = False, extra_buffers: bool = False,
+                 n_gpu_layers: int | None = None, seed: int = 0, verbose: bool = False, extra_buffers: bool = False,
                  llama_n_ctx: int | None = None) -> None:
         from llama_cpp import Llama
 
+        from ..settings import current
+
+        if n_gpu_layers is None:  # a backend made directly (scripts, tests) follows $LOCALEVAL_GPU_LAYERS too
+            n_gpu_layers = current().gpu_layers
         self.model_path, self.model_sha256 = model_path, model_sha256
         self.n_ctx, self.seed = n_ctx, seed
         self.n_threads, self.n_gpu_layers, self.verbose = n_threads, n_gpu_layers, verbose
@@ -70,7 +74,8 @@ class LlamaModel:
         path = models.resolve(config.judge, "judge")
         sha256 = models.model_sha256(path, "judge", cache.path.parent)
         o = config.options
-        return cls(path, sha256, n_ctx=o.n_ctx, n_threads=o.n_threads or physical_cores(), n_gpu_layers=o.gpu_layers,
+        return cls(path, sha256, n_ctx=o.n_ctx, n_threads=o.n_threads or physical_cores(),
+                   n_gpu_layers=config.gpu_layers,
                    seed=o.seed, **cls.configured(config), **options)
 
     @classmethod

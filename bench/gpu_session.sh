@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The GPU checks of docs/benchmarks/gpu.md, made for the device tool's lent machine: 64 MiB travel per call
+# and the machine keeps its files between calls only while warm, so the run is two calls back to back.
+#
+#   bash bench/gpu_session.sh kit WHEEL_OR_SDIST   # here: .gpu/ (call 1) and .gpu2/ (call 2), both ignored
+#   bash bench/gpu_session.sh build-bench          # call 1 (carry .gpu): llama-cpp-python with CUDA, the engine table
+#   bash bench/gpu_session.sh tests                # call 2 (carry .gpu2): judge and engine tests, every layer on the GPU
+#
+# The default judge (1.1 GB) cannot travel: call 1 measures a file of its exact architecture, shapes and
+# quantisation (bench/same_shape_gguf.py), which gives speed and memory figures, never verdicts. The tests
+# run the registry's tiny judge itself, checked by its sha256 there.
+set -uo pipefail
+phase=${1:?kit, build-bench or tests}
+OUT=${OUT:-$PWD/out/gpu}
+SITE=/tmp/site
+JUDGE=/tmp/qwen2.5-coder-1.5b-instruct-q4_k_m-same-shape.gguf
+TINY=models/smollm2-135m-instruct-q4_1.gguf
+export PYTHONPATH=$SITE:$PWD:$PWD/bench PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 LOCALEVAL_DEV_DATA=$PWD/.gpu/data
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
+first_load() {  # python3 that loads the GGUF $1 on the GPU before anything else, then runs the code $2
+  timeout "${SECONDS_LEFT:-300}" python3 -X faulthandler -c "import sys, llama_cpp
+llama_cpp.Llama('$1', n_gpu_layers=-1, verbose=False, n_ctx=512)
+$2"
+}
+cuda_libs() {  # CUDA 13's runtime and cuBLAS: the toolkit's, or the pip wheels' that PyTorch loads
+  find /usr/local/cuda*/ /usr/lib /opt /usr/local/lib \( -name 'libcublas.so.13*' -o -name 'libcudart.so.13*' \) \
+    -printf '%h\n' 2>/dev/null | sort -u | paste -sd:
+}
+
+case $phase in
+kit)
+  build=${2:?a llama-cpp-python wheel built with CUDA, or its (trimmed) source distribution}
+  rm -rf .gpu .gpu2 && mkdir -p .gpu/whl .gpu/data .gpu2
+  grep -qxF '/.gpu*/' .git/info/exclude || echo '/.gpu*/' >> .git/info/exclude
+  cp "$build" .gpu/
+  .venv/bin/pip download -q --no-deps --only-binary=:all: -d .gpu/whl diskcache==5.6.3
+  cp ../shared/data/halueval_qa_dev.jsonl .gpu/data/ || exit 1
+  .venv/bin/python bench/same_shape_gguf.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf .gpu/kit
+  # What travels in call 1 besides the tiny judge's first part: the working tree and .gpu so far.
+  used=$(( $(git ls-files -z | xargs -0 cat | wc -c) + $(git ls-files -oz --exclude-standard | xargs -0 cat 2>/dev/null | wc -c) \
+           + $(du -sb .gpu | cut -f1) ))
+  first=$(( 62 * 1048576 - used ))
+  head -c $first $TINY > .gpu/tiny.part1 && tail -c +$(( first + 1 )) $TINY > .gpu2/tiny.part2
+  du -sh .gpu .gpu2 && echo "call 1 carries $(( (used + first) / 1048576 )) MiB"
+  ;;
+build-bench)
+  mkdir -p "$OUT"
+  log "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader); $(nproc) cores"
+  python3 -m pip install -q --no-index --no-deps --target $SITE .gpu/whl/*.whl || exit 1
+  lib=$(cuda_libs)
+  log "CUDA 13 libraries: $lib"
+  export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
+  if ls .gpu/llama_cpp_python-*.whl > /dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --target $SITE .gpu/llama_cpp_python-*.whl || exit 1
+  else
+    # CMake's FindCUDAToolkit looks for cuBLAS and the driver in the toolkit's folders only: point it at them
+    # (a toolkit assembled from pip wheels keeps cuBLAS beside PyTorch and has no driver stub).
+    mkdir -p /tmp/cudalib /tmp/cudainc
+    for f in $(find ${lib//:/ } -name 'libcublas*.so.13*'); do ln -sf "$f" "/tmp/cudalib/$(basename "$f" | sed 's/\.so.*/.so/')"; done
+    for d in ${lib//:/ }; do ln -sf "$d"/../include/cublas*.h /tmp/cudainc/ 2>/dev/null; done
+    driver=$(find /usr/local/nvidia /usr/lib /usr/local/cuda*/ -name 'libcuda.so*' 2>/dev/null | head -1)
+    vmm=$([ -n "$driver" ] && echo "-DCUDA_cuda_driver_LIBRARY=$driver" || echo "-DGGML_CUDA_NO_VMM=ON")
+    log "building llama-cpp-python with CUDA (sm_90); cuBLAS in $lib; driver $driver"
+    tar xzf .gpu/llama_cpp_python-*.tar.gz -C /tmp
+    CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=off -DCUDA_cublas_LIBRARY=/tmp/cudalib/libcublas.so \
+-DCUDA_cublasLt_LIBRARY=/tmp/cudalib/libcublasLt.so $vmm -DCMAKE_CUDA_FLAGS=-I/tmp/cudainc -DCMAKE_CXX_FLAGS=-I/tmp/cudainc" \
+    CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-deps --no-build-isolation --no-index --target $SITE \
+      /tmp/llama_cpp_python-0.3.36 > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+  fi
+  cp .gpu/tiny.part1 /tmp/tiny.part1
+  python3 -c "import llama_cpp; print('llama.cpp GPU offload:', llama_cpp.llama_supports_gpu_offload())" | tee -a "$OUT/steps.log"
+  python3 bench/same_shape_gguf.py unpack .gpu/kit $JUDGE | tee -a "$OUT/steps.log"
+  nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 250 > "$OUT/smi.csv" &
+  smi=$!
+  # On the lent H200 a process crashed in llama.cpp's first model load when PyTorch, or localeval, had been
+  # imported before it, and PyTorch's import aborted after one (docs/benchmarks/gpu.md). A process that
+  # loads the judge first runs: so the engine table is made in one, without the embedder, hence without
+  # answer_relevance (the Ragas set's three verdict metrics).
+  log "engine table"
+  first_load $JUDGE "import engine_bench; engine_bench.load_embedder = lambda *a: None; sys.argv = ['engine_bench.py', \
+'--judge', '$JUDGE', '--gpu-layers', '-1', '--parallel', '${PARALLEL:-1,8,32,64}', '--rows', '${ROWS:-200}', '--profile', \
+'${PROFILE:-32}', '--metrics', 'faithfulness,context_precision,context_recall', '--tag', 'same-shape-verdicts-${ROWS:-200}']; \
+engine_bench.main()" > "$OUT/engine.log" 2>&1
+  kill $smi
+  cp bench/results/engine-*same-shape*.json "$OUT/" 2>/dev/null
+  grep -A6 '^| parallel' "$OUT/engine.log"
+  log "done"
+  ;;
+tests)
+  mkdir -p "$OUT"
+  export LD_LIBRARY_PATH=$(cuda_libs):${LD_LIBRARY_PATH:-}
+  cat /tmp/tiny.part1 .gpu2/tiny.part2 > $TINY
+  sha256sum $TINY | tee -a "$OUT/steps.log"
+  log "tests with LOCALEVAL_GPU_LAYERS=-1"
+  LOCALEVAL_GPU_LAYERS=-1 first_load $TINY "import pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-rfEs', \
+'--tb=line', '-m', 'model and not default_judge', *'${TESTS:-tests/test_engine.py tests/test_judge.py tests/test_judge_metrics.py}'.split()]))" \
+    > "$OUT/tests.log" 2>&1
+  log "pytest exit $?"
+  tail -40 "$OUT/tests.log"
+  ;;
+esac
