@@ -22,7 +22,8 @@ install: $(DEPS) models
 # torch first, at the CPU build .ci/constraints.txt pins, and the package under the same pins: pyproject.toml
 # only asks for torch>=2.4, and any torch newer than the CPU build resolves to the CUDA one (GBs of wheels).
 # llama-cpp-python compiles from source (~17 min on 2 cores); pip's wheel cache makes later installs instant.
-# For a GPU: CMAKE_ARGS="-DGGML_CUDA=on" make install (after removing .venv and the cached wheel).
+# For a GPU: CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=<your card's>" make install (after removing .venv
+# and the cached wheel); docs/pages/judge/index.md#gpu has the flags a toolkit without cuBLAS needs.
 $(DEPS): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) torch

@@ -11,7 +11,7 @@ Then every judge call the settings have in common is compared between their cach
     .venv/bin/python bench/engine_bench.py --repeats 2                # each setting twice, in turn: the fastest of each
     .venv/bin/python bench/engine_bench.py --parallel 1,2,4,8 --rows 24
     .venv/bin/python bench/engine_bench.py --parallel 1,4 --rows 60 --no-ceiling --tag rows60   # 200+ calls compared
-    .venv/bin/python bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 200   # on a GPU
+    python3 bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 96 --profile 32   # on a GPU (gpu.md)
     .venv/bin/python bench/engine_bench.py --parallel 8 --copy-prefixes on --tag copies   # the GPU policy, on a CPU
     .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --tag judge   # every judge metric
     .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --rows-from faithbench --tag judge-faithbench
@@ -58,26 +58,35 @@ def rows(n: int, source: str = "halueval") -> list[dict[str, Any]]:
 
 
 class Counted:
-    """Counts calls of llama.cpp C functions (decode steps, stream copies) during a run; both the top-level
-    module (the batched engine's) and llama-cpp-python's internal one (the sequential backend's)."""
+    """Counts calls of llama.cpp C functions (decode steps, stream copies) during a run, and the seconds spent
+    in them, which is where a run's time goes: decoding (on a GPU llama_decode only queues the work, and
+    reading the logits waits for it), grammar-constrained sampling on the CPU, or Python between them. Both
+    the top-level module (the batched engine's) and llama-cpp-python's internal one (the sequential
+    backend's) are wrapped."""
 
-    NAMES = {"decode_steps": "llama_decode", "prefix_copies": "llama_memory_seq_cp"}
+    NAMES = {"decode_steps": "llama_decode", "prefix_copies": "llama_memory_seq_cp", "logits_reads": "llama_get_logits_ith",
+             "grammar_applies": "llama_sampler_apply"}
 
-    def __enter__(self) -> dict[str, int]:
+    def __enter__(self) -> dict[str, Any]:
         import llama_cpp
         import llama_cpp.llama_cpp as inner
 
-        self.counts = dict.fromkeys(self.NAMES, 0)
+        self.counts: dict[str, Any] = dict.fromkeys(self.NAMES, 0)
+        self.counts["seconds_in"] = dict.fromkeys(self.NAMES.values(), 0.0)
         self.saved = [(module, name, getattr(module, name)) for module in (llama_cpp, inner) for name in self.NAMES.values()]
         for module, name, real in self.saved:
             key = next(k for k, v in self.NAMES.items() if v == name)
-            setattr(module, name, self._counting(key, real))
+            setattr(module, name, self._counting(key, name, real))
         return self.counts
 
-    def _counting(self, key: str, real: Any) -> Any:
+    def _counting(self, key: str, name: str, real: Any) -> Any:
         def counted(*args: Any) -> Any:
             self.counts[key] += 1
-            return real(*args)
+            started = time.perf_counter()
+            try:
+                return real(*args)
+            finally:
+                self.counts["seconds_in"][name] += time.perf_counter() - started
         return counted
 
     def __exit__(self, *exc: Any) -> None:
@@ -134,6 +143,7 @@ def run(samples: list[dict[str, Any]], parallel: int, args: Any, cache: Path, ba
             "prompt_tok_per_s": round(total["prompt_tokens"] / seconds, 1),
             "evaluated_tok_per_s": round((total["prompt_tokens"] - total["cached_tokens"]) / seconds, 1),
             "generated_tok_per_s": round(total["generated_tokens"] / seconds, 2), "skipped_values": skipped, **counts,
+            "seconds_in": {k: round(v, 2) for k, v in counts["seconds_in"].items()},
             "means": {k: (round(v, 6) if v is not None else None) for k, v in result.means.items()}}
 
 
@@ -168,10 +178,10 @@ def measure(args: Any) -> None:
     default = RunConfig.resolve(JudgeOptions(judge=args.judge, gpu_layers=args.gpu_layers, n_ctx=args.n_ctx)).parallel
     settings = [int(p) for p in args.parallel.split(",")] if args.parallel else [1, default]
     samples = rows(args.rows, args.rows_from)
-    limit = None if args.no_ceiling or args.gpu_layers else harness.ceiling(args.judge, n_ctx=args.n_ctx,
-                                                                              threads=args.threads)
+    limit = None if args.no_ceiling else harness.ceiling(args.judge, n_ctx=args.n_ctx, threads=args.threads,
+                                                         gpu_layers=args.gpu_layers)
     # sentence-transformers' first import (~13 s) would otherwise fall in the first setting's clock alone.
-    load_embedder(choose(None, "en"))
+    load_embedder(choose(RunConfig.resolve(JudgeOptions()).embedder, "en"))
     best: dict[int, dict[str, Any]] = {}
     caches: dict[int, Path] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -198,24 +208,46 @@ def measure(args: Any) -> None:
         # The same setting's rounds against each other: the numbers must be the same to the last bit.
         repeated = {str(p): compare_caches(caches[p], Path(tmp) / f"p{p}-{args.repeats - 1}.sqlite")
                     for p in settings if args.repeats > 1}
+        profile = profiled(samples, args, Path(tmp) / "profiled.sqlite", batched) if args.profile else None
     for r in results:
         r["speedup"] = round(r["samples_per_min"] / results[0]["samples_per_min"], 2)
     header = ("parallel", "engine", "s", "samples/min", "speedup", "prompt tok/s", "evaluated tok/s", "gen tok/s",
-              "decode steps", "prefix copies", "ceiling share", "skipped")
+              "decode steps", "prefix copies", "ceiling share", "skipped", "s decoding", "s sampling with grammar")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in results:
         lines.append("| " + " | ".join(str(x) for x in (r["parallel"], r["engine"], r["seconds"], r["samples_per_min"],
                                                       r["speedup"], r["prompt_tok_per_s"], r["evaluated_tok_per_s"],
                                                       r["generated_tok_per_s"], r["decode_steps"], r["prefix_copies"],
-                                                      r.get("ceiling_fraction", "-"),
-                                                      r["skipped_values"])) + " |")
+                                                      r.get("ceiling_fraction", "-"), r["skipped_values"],
+                                                      round(r["seconds_in"]["llama_decode"]
+                                                            + r["seconds_in"]["llama_get_logits_ith"], 2),
+                                                      r["seconds_in"]["llama_sampler_apply"])) + " |")
     print("\n".join(lines))
     print(json.dumps({"with_parallel_%d" % base: agreement, "between_rounds": repeated}, indent=1))
     where = harness.device(args.gpu_layers)
     harness.write_json(harness.results_path("engine", harness.judge_label(args.judge), where, args.tag),
                        {"args": vars(args), "device": where, "machine": platform.platform(), "ceiling": limit,
                         "results": results, "agreement_with_parallel_%d" % base: agreement,
-                        "agreement_between_rounds": repeated, "table": "\n".join(lines)})
+                        "agreement_between_rounds": repeated, "table": "\n".join(lines), "profile": profile})
+
+
+def profiled(samples: list[dict[str, Any]], args: Any, cache: Path, batched: str | None) -> dict[str, Any]:
+    """One more run of the --profile setting under cProfile: the functions that took the most time of their own
+    (a C function llama-cpp-python calls counts in its caller, Counted's wrapper here), for the note that
+    names what bounds a run."""
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    result = run(samples, args.profile, args, cache, batched)
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+    print(text.getvalue())
+    return {"parallel": args.profile, "seconds": result["seconds"], "seconds_in": result["seconds_in"],
+            "top_by_own_time": text.getvalue().splitlines()}
 
 
 def main() -> None:
@@ -227,12 +259,20 @@ def main() -> None:
     parser.add_argument("--parallel", default=None, help="comma-separated settings (default: 1 and the device default)")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the llama.cpp ceiling measurement")
     parser.add_argument("--repeats", type=int, default=1, help="rounds over the settings; the fastest of each is reported")
+    parser.add_argument("--profile", type=int, default=None, metavar="N",
+                        help="then one more run of --parallel N under cProfile, its top functions in the results")
     parser.add_argument("--scoring-slots", type=int, default=None,
                         help="the batched engine's fewest slots for verdicts on a CPU (default: the engine's own, "
                         "llama_batched.SCORING_SLOTS); the rest of --parallel are generation lanes")
+    parser.add_argument("--n-batch", type=int, default=None, help="tokens per llama_decode (default: llama_batched.N_BATCH)")
+    parser.add_argument("--n-ubatch", type=int, default=None, help="llama.cpp's micro-batch (default: llama_batched.N_UBATCH)")
     parser.add_argument("--copy-prefixes", choices=("auto", "on", "off"), default="auto",
                         help="the batched engine's prefix policy (auto: copies on a GPU only)")
     args = parser.parse_args()
+    from localeval.judge import llama_batched
+
+    llama_batched.N_BATCH = args.n_batch or llama_batched.N_BATCH
+    llama_batched.N_UBATCH = args.n_ubatch or llama_batched.N_UBATCH
     with harness.model_lock():
         measure(args)
 

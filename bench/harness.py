@@ -157,14 +157,15 @@ FILLER = ("The committee reviewed the quarterly report, noted the figures for ea
 
 
 def ceiling(judge_name: str | None, *, n_ctx: int = 4096, threads: int | None = None, prompt_tokens: int = 512,
-            gen_tokens: int = 64, repeats: int = 3) -> dict[str, Any]:
+            gen_tokens: int = 64, repeats: int = 3, gpu_layers: int = 0) -> dict[str, Any]:
     """The llama.cpp ceiling (bench/llama_ceiling.py): prompt and generated tokens per second of the judge loaded
     as localeval loads it; the best of `repeats`, since the other core's noise only ever slows."""
     from localeval.judge import load_judge
     from localeval.settings import physical_cores
 
     with model_lock(), tempfile.TemporaryDirectory() as tmp:
-        judge = load_judge(judge_name, n_ctx=n_ctx, n_threads=threads, cache=Path(tmp) / "judge.sqlite")
+        judge = load_judge(judge_name, n_ctx=n_ctx, n_threads=threads, n_gpu_layers=gpu_layers,
+                           cache=Path(tmp) / "judge.sqlite")
         try:
             llm = judge.backend.llm
             words = llm.tokenize((FILLER * (prompt_tokens // 20 + 2)).encode(), add_bos=True)[:prompt_tokens]
@@ -183,7 +184,7 @@ def ceiling(judge_name: str | None, *, n_ctx: int = 4096, threads: int | None = 
             judge.close()
     return {"prompt_tokens": len(words), "prompt_tok_per_s": round(len(words) / min(prompt_s), 2),
             "gen_tokens": gen_tokens, "gen_tok_per_s": round(gen_tokens / min(gen_s), 2), "repeats": repeats,
-            "model": model, "threads": threads or physical_cores(), "n_ctx": n_ctx}
+            "model": model, "threads": threads or physical_cores(), "n_ctx": n_ctx, "gpu_layers": gpu_layers}
 
 
 def write_synthetic_set(path: Path, rows: int, seed: int) -> None:

@@ -11,6 +11,7 @@ is harness.ceiling, which bench/engine_bench.py and bench/ragas_compare.py take 
 
     .venv/bin/python bench/llama_ceiling.py                                   # the default judge
     .venv/bin/python bench/llama_ceiling.py --judge smollm2-135m-instruct-q4_1 --json out/ceiling.json
+    python3 bench/llama_ceiling.py --gpu-layers -1          # on a GPU: one sequence's rates, all layers offloaded
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ import harness
 
 
 def main() -> None:
-    parser = harness.parser(__doc__, "judge", "n_ctx", "threads")
+    parser = harness.parser(__doc__, "judge", "n_ctx", "threads", "gpu_layers")
     parser.add_argument("--prompt-tokens", type=int, default=512)
     parser.add_argument("--gen-tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     figures = harness.ceiling(args.judge, n_ctx=args.n_ctx, threads=args.threads, prompt_tokens=args.prompt_tokens,
-                              gen_tokens=args.gen_tokens, repeats=args.repeats)
-    print(f"llama.cpp ceiling, {figures['model']}, {figures['threads']} threads: "
+                              gen_tokens=args.gen_tokens, repeats=args.repeats, gpu_layers=args.gpu_layers)
+    print(f"llama.cpp ceiling, {figures['model']}, {harness.device(args.gpu_layers)}, {figures['threads']} threads: "
           f"prompt {figures['prompt_tok_per_s']:.1f} tok/s ({figures['prompt_tokens']} tokens), "
           f"generation {figures['gen_tok_per_s']:.1f} tok/s ({figures['gen_tokens']} tokens), best of {figures['repeats']}")
     if args.json:
