@@ -308,6 +308,18 @@ def test_kv_streams_that_do_not_fit_stop_the_run_with_one_line_not_a_skip_per_sa
            "lower --parallel or --n-ctx" in done.stderr
 
 
+
+def test_the_environment_offloads_the_judge_and_the_summary_says_where_it_ran(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """$LOCALEVAL_GPU_LAYERS reaches the model with no flag (a build without a GPU backend loads it on the
+    CPU all the same), and the summary records it: on a GPU the numbers depend on batching."""
+    monkeypatch.setenv("LOCALEVAL_GPU_LAYERS", "-1")
+    offloaded = score(RECORDS[:1], tmp_path / "g.sqlite", parallel=1)
+    assert offloaded.summary["judge"]["gpu_layers"] == -1
+    monkeypatch.delenv("LOCALEVAL_GPU_LAYERS")
+    assert score(RECORDS[:1], tmp_path / "c.sqlite", parallel=1).summary["judge"]["gpu_layers"] == 0
+
+
 @pytest.mark.cpu_numerics
 def test_resume_makes_no_repeated_call_and_gives_the_same_numbers(sequential: localeval.Result, tmp_path: Path) -> None:
     cache = tmp_path / "c.sqlite"

@@ -92,7 +92,10 @@ class LlamaModel:
                 "decoding": {"temperature": 0.0, "seed": self.seed, "llama_cpp": llama_cpp.__version__}}
 
     def describe(self) -> dict[str, Any]:
-        return {"judge_model": self.model_path.name, "judge_sha256": self.model_sha256, "engine": self.engine}
+        # gpu_layers: on a GPU a verdict's number depends on how its tokens were batched (docs/benchmarks/gpu.md),
+        # so a run's summary says where its judge ran.
+        return {"judge_model": self.model_path.name, "judge_sha256": self.model_sha256, "engine": self.engine,
+                "gpu_layers": self.n_gpu_layers}
 
     def render(self, messages: Sequence[Mapping[str, str]]) -> str:
         return self._formatter(messages=[dict(m) for m in messages]).prompt
