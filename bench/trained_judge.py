@@ -41,7 +41,7 @@ from localeval import JudgeOptions, MetricOptions
 from localeval.classifier import folder as classifier_folder
 from localeval.classifier.folder import MANIFEST
 from localeval.classifier.pairs import Pair, data_sha256, distilled_pairs, read_pairs
-from localeval.classifier.training import TrainOptions, train
+from localeval.classifier.training import TrainOptions, near_chance, train
 from localeval.pipeline import score_file
 from localeval.testset.generation import GenerateOptions, generate
 
@@ -79,9 +79,12 @@ def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...]
         with harness.model_lock():
             manifest = train(pairs, out, options, progress=True)
         seconds = time.perf_counter() - started
+    warnings = near_chance(manifest)  # what `localeval train` tells a user, kept with the figures
+    for line in warnings:
+        print(f"warning: {line}", flush=True)
     return {"pairs": sum(p.judgement in manifest["judgements"] for p in pairs), "seconds": round(seconds, 1),
             "judgements": {k: {key: v[key] for key in ("pairs", "held_out", "seconds")}
-                           for k, v in manifest["judgements"].items()}}
+                           for k, v in manifest["judgements"].items()}, "near_chance": warnings}
 
 
 def unlabelled_halueval(measured: set[str], out: Path, judge: JudgeOptions) -> Path:
