@@ -11,7 +11,8 @@ Then every judge call the settings have in common is compared between their cach
     .venv/bin/python bench/engine_bench.py --repeats 2                # each setting twice, in turn: the fastest of each
     .venv/bin/python bench/engine_bench.py --parallel 1,2,4,8 --rows 24
     .venv/bin/python bench/engine_bench.py --parallel 1,4 --rows 60 --no-ceiling --tag rows60   # 200+ calls compared
-    python3 bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 96 --profile 32   # on a GPU (gpu.md)
+    python3 bench/engine_bench.py --gpu-layers -1 --parallel 1,8,32,64 --rows 200 --profile 32 \
+        --metrics faithfulness,context_precision,context_recall            # on a GPU (docs/benchmarks/gpu.md)
     .venv/bin/python bench/engine_bench.py --parallel 8 --copy-prefixes on --tag copies   # the GPU policy, on a CPU
     .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --tag judge   # every judge metric
     .venv/bin/python bench/engine_bench.py --metrics judge --parallel 16 --no-ceiling --rows-from faithbench --tag judge-faithbench
@@ -36,6 +37,7 @@ import harness
 from localeval import JudgeOptions, MetricOptions, evaluate
 from localeval.embed import choose, load_embedder
 from localeval.judge import RunConfig
+from localeval.metrics.registry import expand_names, parse_name
 
 RAGAS = ["faithfulness", "answer_relevance", "context_precision", "context_recall"]
 
@@ -180,8 +182,10 @@ def measure(args: Any) -> None:
     samples = rows(args.rows, args.rows_from)
     limit = None if args.no_ceiling else harness.ceiling(args.judge, n_ctx=args.n_ctx, threads=args.threads,
                                                          gpu_layers=args.gpu_layers)
-    # sentence-transformers' first import (~13 s) would otherwise fall in the first setting's clock alone.
-    load_embedder(choose(RunConfig.resolve(JudgeOptions()).embedder, "en"))
+    # sentence-transformers' first import (~13 s) would otherwise fall in the first setting's clock alone;
+    # metrics that embed nothing leave PyTorch out of the process (on the measured GPU it crashed beside llama.cpp).
+    if any("embedder" in parse_name(name)[0].cls.models for name in expand_names(args.metrics)):
+        load_embedder(choose(RunConfig.resolve(JudgeOptions()).embedder, "en"))
     best: dict[int, dict[str, Any]] = {}
     caches: dict[int, Path] = {}
     with tempfile.TemporaryDirectory() as tmp:

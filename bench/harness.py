@@ -115,7 +115,8 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "judge": (("--judge",), {"default": None, "help": "registry name or .gguf (default: the default judge)"}),
     "threads": (("--threads",), {"type": int, "default": None, "help": "llama.cpp threads (default: physical cores)"}),
     "n_ctx": (("--n-ctx",), {"type": int, "default": 4096, "help": "the judge's context in tokens"}),
-    "gpu_layers": (("--gpu-layers",), {"type": int, "default": 0, "help": "layers on the GPU (-1: all)"}),
+    "gpu_layers": (("--gpu-layers",), {"type": int, "default": None,
+                                       "help": "layers on the GPU (-1: all; default: $LOCALEVAL_GPU_LAYERS or 0)"}),
     "parallel": (("--parallel",), {"type": int, "default": None,
                                    "help": "sequences in flight (default: the judge's own)"}),
     "limit": (("--limit",), {"type": int, "default": 40, "help": "pairs or rows per set"}),
@@ -139,11 +140,14 @@ def parser(doc: str | None, *names: str, **defaults: Any) -> argparse.ArgumentPa
 
 # ---- shared measurements ------------------------------------------------------------------------
 
-def device(gpu_layers: int) -> str:
-    """Where the judge runs, as results files name it: the GPU's name, or cpu-<cores>core."""
-    from localeval.settings import physical_cores
+def device(gpu_layers: int | None) -> str:
+    """Where the judge runs, as results files name it: the GPU's name, or cpu-<cores>core (also when
+    llama-cpp-python was built without GPU support, where the layers stay on the CPU)."""
+    from llama_cpp import llama_supports_gpu_offload
 
-    if gpu_layers:
+    from localeval.settings import current, physical_cores
+
+    if (current().gpu_layers if gpu_layers is None else gpu_layers) and llama_supports_gpu_offload():
         try:
             return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                                   text=True, check=True).stdout.strip().splitlines()[0]
@@ -157,7 +161,7 @@ FILLER = ("The committee reviewed the quarterly report, noted the figures for ea
 
 
 def ceiling(judge_name: str | None, *, n_ctx: int = 4096, threads: int | None = None, prompt_tokens: int = 512,
-            gen_tokens: int = 64, repeats: int = 3, gpu_layers: int = 0) -> dict[str, Any]:
+            gen_tokens: int = 64, repeats: int = 3, gpu_layers: int | None = None) -> dict[str, Any]:
     """The llama.cpp ceiling (bench/llama_ceiling.py): prompt and generated tokens per second of the judge loaded
     as localeval loads it; the best of `repeats`, since the other core's noise only ever slows."""
     from localeval.judge import load_judge
@@ -184,7 +188,7 @@ def ceiling(judge_name: str | None, *, n_ctx: int = 4096, threads: int | None = 
             judge.close()
     return {"prompt_tokens": len(words), "prompt_tok_per_s": round(len(words) / min(prompt_s), 2),
             "gen_tokens": gen_tokens, "gen_tok_per_s": round(gen_tokens / min(gen_s), 2), "repeats": repeats,
-            "model": model, "threads": threads or physical_cores(), "n_ctx": n_ctx, "gpu_layers": gpu_layers}
+            "model": model, "threads": threads or physical_cores(), "n_ctx": n_ctx, "device": device(gpu_layers)}
 
 
 def write_synthetic_set(path: Path, rows: int, seed: int) -> None:

@@ -37,7 +37,21 @@ class Settings:
     cache_path: Path
     judge: str | None
     embedder: str | None
-    gpu_layers: int = 0
+    #: --gpu-layers as given, else the text of $LOCALEVAL_GPU_LAYERS: read (and refused if malformed) only
+    #: where a judge is about to run, so a typo there cannot stop `localeval models` or a retrieval-only run.
+    gpu_layers_given: int | str = 0
+
+    @property
+    def gpu_layers(self) -> int:
+        """Judge layers offloaded to the GPU (-1: all)."""
+        given = self.gpu_layers_given
+        if isinstance(given, int):
+            return given
+        try:
+            return int(given) if given.strip() else 0
+        except ValueError:
+            raise OptionError(f"{GPU_LAYERS_ENV}={given.strip()!r} is not a whole number of layers to offload to "
+                              "the GPU (-1: all, 0: none)") from None
 
     @classmethod
     def resolve(cls, *, cache: str | Path | None = None, judge: str | None = None, embedder: str | None = None,
@@ -49,18 +63,8 @@ class Settings:
             cache_path=Path(cache) if cache else (Path(env[CACHE_ENV]) if env.get(CACHE_ENV) else Path.cwd() / CACHE_RELATIVE),
             judge=judge or env.get(JUDGE_ENV) or None,
             embedder=embedder or env.get(EMBEDDER_ENV) or None,
-            gpu_layers=gpu_layers if gpu_layers is not None else _gpu_layers_from(env),
+            gpu_layers_given=gpu_layers if gpu_layers is not None else env.get(GPU_LAYERS_ENV, ""),
         )
-
-
-def _gpu_layers_from(env: Mapping[str, str]) -> int:
-    """$LOCALEVAL_GPU_LAYERS, so that a GPU workstation (or its test run) offloads every judge without a flag."""
-    value = env.get(GPU_LAYERS_ENV, "").strip()
-    try:
-        return int(value) if value else 0
-    except ValueError:
-        raise OptionError(f"{GPU_LAYERS_ENV}={value!r} is not a whole number of layers to offload to the GPU "
-                          "(-1: all, 0: none)") from None
 
 
 def current() -> Settings:

@@ -39,7 +39,6 @@ def test_the_built_in_backends_are_registered_and_chosen_from_the_options() -> N
         backends.backend_class("nope")
 
 
-
 def test_the_gpu_layers_come_from_the_flag_then_the_environment_then_zero() -> None:
     """A GPU workstation sets LOCALEVAL_GPU_LAYERS once; it moves the judge and the GPU's default --parallel,
     a flag (0 too) wins over it, and a value that is no number is one line naming the variable."""
@@ -48,8 +47,9 @@ def test_the_gpu_layers_come_from_the_flag_then_the_environment_then_zero() -> N
     assert offloaded.gpu_layers == -1 and offloaded.parallel == config.DEFAULT_PARALLEL_GPU
     assert RunConfig.resolve(JudgeOptions(gpu_layers=0), env={"LOCALEVAL_GPU_LAYERS": "-1"}).gpu_layers == 0
     assert RunConfig.resolve(JudgeOptions(gpu_layers=12), env={"LOCALEVAL_GPU_LAYERS": " "}).gpu_layers == 12
+    malformed = RunConfig.resolve(JudgeOptions(), env={"LOCALEVAL_GPU_LAYERS": "all"})  # read only where a judge runs
     with pytest.raises(OptionError, match="^LOCALEVAL_GPU_LAYERS='all' is not a whole number of layers"):
-        RunConfig.resolve(JudgeOptions(), env={"LOCALEVAL_GPU_LAYERS": "all"})
+        malformed.gpu_layers
 
 
 def test_a_plugin_backend_scores_a_run_by_its_name(registry: dict[str, type], tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ Speed is measured by bench/engine_bench.py, never asserted here.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -293,29 +294,42 @@ def test_a_judge_error_in_one_sequence_skips_only_its_sample(tmp_path: Path) -> 
     assert "faithfulness" in rows["a"]["metrics"] and "faithfulness" in rows["e"]["metrics"]
 
 
-
 def test_kv_streams_that_do_not_fit_stop_the_run_with_one_line_not_a_skip_per_sample(tmp_path: Path) -> None:
     """No memory for --parallel streams of --n-ctx tokens (the GPU's memory full, on a workstation) is a
-    setting to change: exit 2 with the size asked for, rather than every sample skipped and exit 0."""
+    setting to change: exit 2 with the size asked for, rather than every sample skipped and exit 0. More
+    sequences than llama.cpp has ids for are refused before the judge loads."""
     from tests.report_runs import localeval as run_cli, write_jsonl
 
     data = write_jsonl(tmp_path / "in.jsonl", RECORDS[:2])
-    done = run_cli("score", str(data), "-m", "faithfulness", "--judge", TINY, "--parallel", "512", "--n-ctx", "32768",
-                   "--threads", "1", "--cache", str(tmp_path / "c.sqlite"), "-o", str(tmp_path / "out"), check=False)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    # SmolLM2-135M's KV: 30 layers x 3 heads x (64 + 64) x 2 bytes a token, 512 x 32768 tokens
-    assert "could not create a context for 512 sequences of 32768 tokens (their KV cache would take 386.5 GB); " \
-           "lower --parallel or --n-ctx" in done.stderr
 
+    def run(parallel: str, n_ctx: str) -> subprocess.CompletedProcess[str]:
+        return run_cli("score", str(data), "-m", "faithfulness", "--judge", TINY, "--parallel", parallel, "--n-ctx", n_ctx,
+                       "--threads", "1", "--cache", str(tmp_path / "c.sqlite"), "-o", str(tmp_path / "out"), check=False)
+
+    done = run("256", "32768")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    # SmolLM2-135M's KV: 30 layers x 3 heads x (64 + 64) x 2 bytes a token, 256 x 32768 tokens
+    assert "could not create a context for 256 sequences of 32768 tokens (their KV cache would take 193.3 GB); " \
+           "lower --parallel or --n-ctx" in done.stderr
+    done = run("257", "4096")
+    assert done.returncode == 2 and done.stderr == ("error: --parallel 257: llama.cpp runs at most 256 sequences in one "
+                                                    "context; give --parallel 256 or fewer\n"), done.stderr
 
 
 def test_the_environment_offloads_the_judge_and_the_summary_says_where_it_ran(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """$LOCALEVAL_GPU_LAYERS reaches the model with no flag (a build without a GPU backend loads it on the
-    CPU all the same), and the summary records it: on a GPU the numbers depend on batching."""
+    """$LOCALEVAL_GPU_LAYERS reaches the model with no flag, and the summary records where the judge ran: on
+    a GPU the numbers depend on batching. A llama-cpp-python built without GPU support says so and runs on
+    the CPU rather than record an offload that never happened."""
+    import llama_cpp
+
     monkeypatch.setenv("LOCALEVAL_GPU_LAYERS", "-1")
-    offloaded = score(RECORDS[:1], tmp_path / "g.sqlite", parallel=1)
-    assert offloaded.summary["judge"]["gpu_layers"] == -1
+    if llama_cpp.llama_supports_gpu_offload():
+        assert score(RECORDS[:1], tmp_path / "g.sqlite", parallel=1).summary["judge"]["gpu_layers"] == -1
+    else:
+        with pytest.warns(UserWarning, match="^--gpu-layers -1: this llama-cpp-python was built without GPU support"):
+            offloaded = score(RECORDS[:1], tmp_path / "g.sqlite", parallel=1)
+        assert offloaded.summary["judge"]["gpu_layers"] == 0
     monkeypatch.delenv("LOCALEVAL_GPU_LAYERS")
     assert score(RECORDS[:1], tmp_path / "c.sqlite", parallel=1).summary["judge"]["gpu_layers"] == 0
 

@@ -213,6 +213,7 @@ def capitals(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any],
 
 
 @pytest.mark.parametrize("signum, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.cpu_numerics
 def test_a_signal_mid_run_stops_cleanly_and_the_same_command_resumes(capitals: tuple[Path, list[Any], int],
                                                                      tmp_path: Path, signum: int, code: int,
                                                                      word: str) -> None:
@@ -400,6 +401,7 @@ def test_a_full_disk_under_the_results_keeps_the_previous_ones(capitals: tuple[P
         assert leftovers(out) == []
 
 
+@pytest.mark.cpu_numerics
 def test_a_full_disk_under_the_cache_stops_the_run_and_the_cache_resumes_it(capitals: tuple[Path, list[Any], int],
                                                                             tmp_path: Path) -> None:
     data, whole, whole_calls = capitals

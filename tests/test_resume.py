@@ -50,6 +50,7 @@ def results(out: Path) -> list[tuple[Any, ...]]:
     return [(row["id"], row["metrics"], row["skipped"]) for row in rows]
 
 
+@pytest.mark.cpu_numerics
 def test_kill_9_mid_run_then_resume(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "data.jsonl", RECORDS)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

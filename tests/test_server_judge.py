@@ -91,7 +91,7 @@ def test_same_answers_as_the_in_process_judge(server: str, tmp_path: Path) -> No
     remote = server_judge(server, tmp_path / "server.sqlite", parallel=2)
     assert remote.describe()["structured_output"] == "grammar"  # llama-cpp-python refuses json_schema
     assert remote.describe()["top_logprobs"] == 100
-    local = load_judge(TINY, cache=tmp_path / "local.sqlite", n_ctx=N_CTX, n_threads=1)
+    local = load_judge(TINY, cache=tmp_path / "local.sqlite", n_ctx=N_CTX, n_threads=1, n_gpu_layers=0)  # as the server
     try:
         by_server, in_process = remote.ask(asks), local.ask(asks)
     finally:

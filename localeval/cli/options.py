@@ -42,7 +42,7 @@ def judge_options(command: Command) -> Command:
         click.option("--parallel", type=click.IntRange(min=1),
                      help="Judge sequences in flight: the batched engine decodes them together; 1 = one call at a "
                           "time. Default on CPU: 16 for a K-quant judge (the default one) whose 16 KV streams fit in a quarter "
-                          "of the machine's memory, else 4; 32 with --gpu-layers. "
+                          "of the machine's memory, else 4; 32 with --gpu-layers or LOCALEVAL_GPU_LAYERS. "
                           "With --judge-url: requests in flight (default 4; match the server's slots, e.g. "
                           "llama-server -np)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Judge seed (decoding is greedy)."),

@@ -40,6 +40,12 @@ class RayOptions:
         if self.gpus_per_actor > 0 and gpu_layers == 0:
             raise OptionError(f"--ray-gpus-per-actor {self.gpus_per_actor:g} reserves GPUs the judge would not use: "
                               f"add --gpu-layers -1 to offload it")
+        if self.gpus_per_actor == 0 and gpu_layers != 0:
+            # Ray hides every GPU from an actor that reserves none: the judge would run on the CPU with the
+            # GPU's batching, and $LOCALEVAL_GPU_LAYERS on the driver would do this without a flag in sight.
+            raise OptionError(f"--gpu-layers {gpu_layers} (or LOCALEVAL_GPU_LAYERS) offloads the judge, but Ray shows "
+                              "no GPU to an actor that reserves none: add --ray-gpus-per-actor (e.g. 1, or 0.5 for "
+                              "two actors a GPU), or --gpu-layers 0 for CPU actors")
 
     def threads(self, requested: int | None) -> int:
         """llama.cpp threads in each actor: --threads if given, else the actor's whole CPUs (at least 1)."""

@@ -91,7 +91,8 @@ class RunConfig:
 
     @property
     def gpu_layers(self) -> int:
-        """Judge layers offloaded to the GPU: --gpu-layers, else $LOCALEVAL_GPU_LAYERS, else 0."""
+        """--gpu-layers, else $LOCALEVAL_GPU_LAYERS, else 0: read here so that the CPU/GPU defaults, Ray's
+        actors and the model load all see the same value."""
         return self.settings.gpu_layers
 
     @cached_property

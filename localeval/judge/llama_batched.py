@@ -82,6 +82,8 @@ WAIT_FOR_SHARED = 32
 #: of one decoded alone (bench/decode_cost.py); fewer lanes than that would gain nothing.
 SCORING_SLOTS = 4
 MIN_LANES = 8
+#: llama.cpp's LLAMA_MAX_SEQ: the sequence ids one context has.
+MAX_SEQUENCES = 256
 #: Tokens per llama_decode call (llama.cpp splits it further into micro-batches of N_UBATCH).
 N_BATCH = 2048
 N_UBATCH = 512
@@ -128,12 +130,20 @@ class BatchedLlamaBackend(LlamaModel):
     def configured(cls, config: Any) -> dict[str, Any]:
         return {"parallel": config.parallel}
 
+    @classmethod
+    def check(cls, config: Any) -> None:
+        """Before any model loads: llama.cpp refuses more sequences in one context than it has ids for, and
+        would say only that the context failed."""
+        super().check(config)
+        _check_sequences(config.parallel)
+
     def __init__(self, model_path: Path, model_sha256: str, *, parallel: int = 4, n_ctx: int = 4096,
                  copy_prefixes: bool | None = None, scoring_slots: int = SCORING_SLOTS, **options: Any) -> None:
         import llama_cpp as lc
 
         if parallel < 1:
             raise JudgeError(f"--parallel must be at least 1, got {parallel}")
+        _check_sequences(parallel)
         # llama-cpp-python's own context only serves tokenizing; keep it small.
         super().__init__(model_path, model_sha256, n_ctx=n_ctx, llama_n_ctx=64, **options)
         self.parallel = parallel
@@ -145,11 +155,14 @@ class BatchedLlamaBackend(LlamaModel):
         params.n_batch, params.n_ubatch = N_BATCH, N_UBATCH
         params.n_seq_max = parallel
         params.kv_unified = False
-        self._ctx = lc.llama_init_from_model(self.llm.model, params)
+        from llama_cpp._utils import suppress_stdout_stderr
+
+        with suppress_stdout_stderr(disable=self.verbose):  # llama.cpp's warnings, as Llama() keeps its own quiet
+            self._ctx = lc.llama_init_from_model(self.llm.model, params)
         if not self._ctx:  # no memory for the KV streams: a setting to change, not a sample to skip
             raise OptionError(f"llama.cpp could not create a context for {parallel} sequences of {n_ctx} tokens"
                               f"{_kv_size(model_path, parallel * n_ctx)}; lower --parallel or --n-ctx"
-                              f"{', or offload fewer layers (--gpu-layers)' if self.n_gpu_layers else ''}")
+                              f"{', or offload fewer layers (--gpu-layers, LOCALEVAL_GPU_LAYERS)' if self.n_gpu_layers else ''}")
         self._mem = lc.llama_get_memory(self._ctx)
         self._batch = lc.llama_batch_init(N_BATCH, 0, 1)
         self._vocab = lc.llama_model_get_vocab(self.llm.model)
@@ -464,9 +477,15 @@ class BatchedLlamaBackend(LlamaModel):
         return best
 
 
+def _check_sequences(parallel: int) -> None:
+    if parallel > MAX_SEQUENCES:
+        raise OptionError(f"--parallel {parallel}: llama.cpp runs at most {MAX_SEQUENCES} sequences in one context; "
+                          f"give --parallel {MAX_SEQUENCES} or fewer")
+
+
 def _kv_size(model_path: Path, tokens: int) -> str:
-    """' (their KV cache would take N GB)', from the GGUF header (if it says), for the message of a context
-    that did not fit."""
+    """' (their KV cache would take N GB)', from the GGUF header (if it says): a user who sees the size
+    knows how far to lower --parallel or --n-ctx."""
     from .gguf import read_header
 
     per_token = read_header(model_path).kv_bytes_per_token

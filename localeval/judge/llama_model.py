@@ -8,6 +8,7 @@ batched engine uses only llama.cpp's public C API), so an upgrade of the pinned 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -38,12 +39,19 @@ class LlamaModel:
     def __init__(self, model_path: Path, model_sha256: str, *, n_ctx: int = 4096, n_threads: int = 1,
                  n_gpu_layers: int | None = None, seed: int = 0, verbose: bool = False, extra_buffers: bool = False,
                  llama_n_ctx: int | None = None) -> None:
-        from llama_cpp import Llama
+        from llama_cpp import Llama, llama_supports_gpu_offload
 
         from ..settings import current
 
         if n_gpu_layers is None:  # a backend made directly (scripts, tests) follows $LOCALEVAL_GPU_LAYERS too
             n_gpu_layers = current().gpu_layers
+        if n_gpu_layers and not llama_supports_gpu_offload():
+            # Else the summary would say the judge ran on a GPU it never saw, and the batching that suits a GPU
+            # (prefix copies, no generation lanes) would run on the CPU.
+            warnings.warn(f"--gpu-layers {n_gpu_layers}: this llama-cpp-python was built without GPU support, so "
+                          "the judge runs on the CPU; rebuild it with CUDA (docs/pages/judge/index.md#gpu)",
+                          stacklevel=2)
+            n_gpu_layers = 0
         self.model_path, self.model_sha256 = model_path, model_sha256
         self.n_ctx, self.seed = n_ctx, seed
         self.n_threads, self.n_gpu_layers, self.verbose = n_threads, n_gpu_layers, verbose
