@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU checks of docs/benchmarks/gpu.md, made for the device tool's lent machine: 64 MiB travel per call
 # and the machine keeps its files between calls only while warm, so the run is two calls back to back. On
-# 2026-11-27 the build phase ran as it is here; the engine table and the tests were run by hand with the
-# commands it now holds (first_load came out of those runs: docs/benchmarks/gpu.md).
+# 2026-11-27 the build phase ran (the checks between steps came after and have not run); the engine table
+# and the tests were run by hand with equivalent commands (first_load came out of them: docs/benchmarks/gpu.md).
 #
 #   bash bench/gpu_session.sh kit WHEEL_OR_SDIST   # here: .gpu/ (call 1) and .gpu2/ (call 2), both ignored
 #   bash bench/gpu_session.sh build-bench          # call 1 (carry .gpu): llama-cpp-python with CUDA, the engine table
@@ -32,10 +32,10 @@ cuda_libs() {  # CUDA 13's runtime and cuBLAS: the toolkit's, or the pip wheels'
 case $phase in
 kit)
   build=${2:?a llama-cpp-python wheel built with CUDA, or its (trimmed) source distribution}
-  rm -rf .gpu .gpu2 && mkdir -p .gpu/whl .gpu/data .gpu2
+  rm -rf .gpu .gpu2 && mkdir -p .gpu/whl .gpu/data .gpu2 || exit 1
   grep -qxF '/.gpu*/' .git/info/exclude || echo '/.gpu*/' >> .git/info/exclude
-  cp "$build" .gpu/
-  .venv/bin/pip download -q --no-deps --only-binary=:all: -d .gpu/whl diskcache==5.6.3
+  cp "$build" .gpu/ || exit 1
+  .venv/bin/pip download -q --no-deps --only-binary=:all: -d .gpu/whl diskcache==5.6.3 || exit 1
   cp ../shared/data/halueval_qa_dev.jsonl .gpu/data/ || exit 1
   .venv/bin/python bench/same_shape_gguf.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf .gpu/kit || exit 1
   # What travels in call 1 besides the tiny judge's first part: the working tree and .gpu so far.
@@ -90,24 +90,29 @@ build-bench)
 '--judge', '$JUDGE', '--gpu-layers', '-1', '--parallel', '${PARALLEL:-1,8,32,64}', '--rows', '${ROWS:-200}', '--profile', \
 '${PROFILE:-32}', '--metrics', 'faithfulness,context_precision,context_recall', '--tag', 'same-shape-verdicts-${ROWS:-200}']; \
 engine_bench.main()" > "$OUT/engine.log" 2>&1
+  rc=$?
   kill $smi
   find bench/results -name 'engine-*same-shape*.json' -newer /tmp/engine-start -exec cp {} "$OUT/" \;
   grep -A6 '^| parallel' "$OUT/engine.log"
-  log "done"
+  log "engine table exit $rc"
+  exit $rc
   ;;
 tests)
   mkdir -p "$OUT"
   export LD_LIBRARY_PATH=$(cuda_libs):${LD_LIBRARY_PATH:-}
   cat /tmp/tiny.part1 .gpu2/tiny.part2 > /tmp/tiny.gguf || exit 1
-  want=$(python3 -c "from localeval import models; print(models.find('smollm2-135m-instruct-q4_1').sha256)")
+  want=$(python3 -c "from localeval import models; print(models.find('smollm2-135m-instruct-q4_1').sha256)") \
+    || { log "cannot read the registry"; exit 1; }
   [ "$(sha256sum /tmp/tiny.gguf | cut -d' ' -f1)" = "$want" ] || { log "the tiny judge's parts do not make its sha256"; exit 1; }
   mv /tmp/tiny.gguf $TINY && log "tiny judge: sha256 $want, as the registry says"
   log "tests with LOCALEVAL_GPU_LAYERS=-1"
   LOCALEVAL_GPU_LAYERS=-1 first_load $TINY "import pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-rfEs', \
 '--tb=line', '-m', 'model and not default_judge', *'${TESTS:-tests/test_engine.py tests/test_judge.py tests/test_judge_metrics.py}'.split()]))" \
     > "$OUT/tests.log" 2>&1
-  log "pytest exit $?"
+  rc=$?
+  log "pytest exit $rc"
   tail -40 "$OUT/tests.log"
+  exit $rc
   ;;
 *)
   echo "unknown phase '$phase': kit, build-bench or tests"; exit 2

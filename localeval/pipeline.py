@@ -94,12 +94,10 @@ def score_file(
     samples.csv / samples.parquet (results/tables.py); `notice` hears, once the input is validated, how it was
     read (its shape, and whether ids are row numbers).
     """
-    if ray is not None:  # refused before the input is read or Ray starts
-        from .judge import RunConfig
-
-        ray.check(RunConfig.resolve((options or MetricOptions()).judge).gpu_layers)
     tables = check_tables(tables)
     built = _checked_options(metrics, options, out_dir, models_here=ray is None)
+    if ray is not None:  # refused before the input is read or Ray starts
+        ray.check(_offloaded_judge_layers(built, options))
     with one_run_at_a_time(out_dir):
         return _validated_then_scored(path, out_dir, built, options, fmt, columns, labels, progress, ray, tables,
                                       notice)
@@ -168,6 +166,17 @@ def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None
     if models_here:
         check_models(built)
     return built
+
+
+def _offloaded_judge_layers(built: Sequence[Metric], options: MetricOptions | None) -> int | None:
+    """The judge layers a Ray actor would offload; None where no actor runs a GGUF judge (no judge metric,
+    or the judge on a server), so GPU settings, and $LOCALEVAL_GPU_LAYERS, do not concern the run."""
+    from .judge import RunConfig
+
+    judge = (options or MetricOptions()).judge
+    if judge.judge_url or not any("judge" in metric.models for metric in built):
+        return None
+    return RunConfig.resolve(judge).gpu_layers
 
 
 def check_models(metrics: Sequence[Metric]) -> None:

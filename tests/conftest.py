@@ -45,6 +45,14 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True)
+def ray_actors_on_the_cpu(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray's tests run CPU actors: in a test run on a GPU ($LOCALEVAL_GPU_LAYERS), offloading with actors
+    that reserve no GPU would be refused before Ray starts."""
+    if request.node.get_closest_marker("ray"):
+        monkeypatch.delenv("LOCALEVAL_GPU_LAYERS", raising=False)
+
+
 # ---- markers: what a test needs, skipped with the fix when it is missing --------------------------------
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -39,12 +39,17 @@ def test_the_built_in_backends_are_registered_and_chosen_from_the_options() -> N
         backends.backend_class("nope")
 
 
-def test_the_gpu_layers_come_from_the_flag_then_the_environment_then_zero() -> None:
-    """A GPU workstation sets LOCALEVAL_GPU_LAYERS once; it moves the judge and the GPU's default --parallel,
-    a flag (0 too) wins over it, and a value that is no number is one line naming the variable."""
+def test_the_gpu_layers_come_from_the_flag_then_the_environment_then_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU workstation sets LOCALEVAL_GPU_LAYERS once; it moves the judge and, where llama-cpp-python can
+    offload, the GPU's default --parallel; a flag (0 too) wins over it, and a value that is no number is one
+    line naming the variable, read only where a judge runs."""
     assert RunConfig.resolve(JudgeOptions(), env={}).gpu_layers == 0
-    offloaded = RunConfig.resolve(JudgeOptions(), env={"LOCALEVAL_GPU_LAYERS": "-1"})
-    assert offloaded.gpu_layers == -1 and offloaded.parallel == config.DEFAULT_PARALLEL_GPU
+    offloaded = RunConfig.resolve(JudgeOptions(parallel=2), env={"LOCALEVAL_GPU_LAYERS": "-1"})
+    assert offloaded.gpu_layers == -1
+    monkeypatch.setattr(config, "_can_offload", lambda: True)
+    assert RunConfig.resolve(JudgeOptions(), env={"LOCALEVAL_GPU_LAYERS": "-1"}).parallel == config.DEFAULT_PARALLEL_GPU
+    monkeypatch.setattr(config, "_can_offload", lambda: False)  # a CPU-only build keeps the CPU's default
+    assert RunConfig.resolve(JudgeOptions(), env={"LOCALEVAL_GPU_LAYERS": "-1"}).parallel != config.DEFAULT_PARALLEL_GPU
     assert RunConfig.resolve(JudgeOptions(gpu_layers=0), env={"LOCALEVAL_GPU_LAYERS": "-1"}).gpu_layers == 0
     assert RunConfig.resolve(JudgeOptions(gpu_layers=12), env={"LOCALEVAL_GPU_LAYERS": " "}).gpu_layers == 12
     malformed = RunConfig.resolve(JudgeOptions(), env={"LOCALEVAL_GPU_LAYERS": "all"})  # read only where a judge runs

@@ -103,21 +103,28 @@ def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600
 
 
 def test_ray_options_are_checked_before_ray_starts(tmp_path: Path) -> None:
+    on_the_cpu = {k: v for k, v in os.environ.items() if k != "LOCALEVAL_GPU_LAYERS"}  # also in a run on a GPU
     done = run(["score", str(EXAMPLE), "--ray-actors", "2", "-o", str(tmp_path / "o")])
     assert done.returncode == 2 and "--ray-actors needs --ray" in done.stderr
-    on_the_cpu = {k: v for k, v in os.environ.items() if k != "LOCALEVAL_GPU_LAYERS"}
-    done = run(["score", str(EXAMPLE), "--ray", "--ray-gpus-per-actor", "0.5", "-o", str(tmp_path / "o")], env=on_the_cpu)
+    judged = ["score", str(EXAMPLE), "-m", "faithfulness", "--ray", "-o", str(tmp_path / "o")]
+    done = run([*judged, "--ray-gpus-per-actor", "0.5"], env=on_the_cpu)
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
         "error: --ray-gpus-per-actor 0.5 reserves GPUs the judge would not use: add --gpu-layers -1 to offload it"]
+    # The classical metrics load no judge: the layers, and a malformed LOCALEVAL_GPU_LAYERS, concern no actor.
+    done = run(["score", str(EXAMPLE), "--ray", "--ray-gpus-per-actor", "0.5", "-o", str(tmp_path / "o")],
+               env={**on_the_cpu, "LOCALEVAL_GPU_LAYERS": "all"})
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        "error: --ray-gpus-per-actor 0.5 reserves GPUs the judge would not use: no metric of this run loads a judge "
+        "on the actors"]
     offloading = "offloads the judge, but Ray shows no GPU to an actor that reserves none: add --ray-gpus-per-actor"
-    done = run(["score", str(EXAMPLE), "--ray", "--gpu-layers", "-1", "-o", str(tmp_path / "o")], env=on_the_cpu)
+    done = run([*judged, "--gpu-layers", "-1"], env=on_the_cpu)
     assert done.returncode == 2 and offloading in done.stderr and done.stderr.count("\n") == 1, done.stderr
-    done = run(["score", str(EXAMPLE), "--ray", "-o", str(tmp_path / "o")], env={**on_the_cpu, "LOCALEVAL_GPU_LAYERS": "-1"})
+    done = run(judged, env={**on_the_cpu, "LOCALEVAL_GPU_LAYERS": "-1"})
     assert done.returncode == 2 and offloading in done.stderr, done.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "question": "a?"}\n{"id": 2, "question": 3}\n', encoding="utf-8")
-    done = run(["score", str(bad), "--ray", "-o", str(tmp_path / "o")])
-    single = run(["score", str(bad), "-o", str(tmp_path / "o")])  # the same line as without --ray
+    done = run(["score", str(bad), "--ray", "-o", str(tmp_path / "o")], env=on_the_cpu)
+    single = run(["score", str(bad), "-o", str(tmp_path / "o")], env=on_the_cpu)  # the same line as without --ray
     assert done.returncode == single.returncode == 2 and done.stderr == single.stderr
     assert done.stderr.strip().splitlines() == [f"error: {bad}:2: field 'question': must be a non-empty string (got a number)"]
     assert not (tmp_path / "o").exists()

@@ -29,18 +29,19 @@ class RayOptions:
     cpus_per_actor: float = 1.0
     gpus_per_actor: float = 0.0
 
-    def check(self, gpu_layers: int) -> None:
-        """Settings that cannot work, refused before Ray starts."""
+    def check(self, gpu_layers: int | None) -> None:
+        """Settings that cannot work, refused before Ray starts; `gpu_layers` None: no actor runs a GGUF judge."""
         if self.actors is not None and self.actors < 1:
             raise OptionError(f"--ray-actors {self.actors}: give at least 1")
         if self.cpus_per_actor <= 0:
             raise OptionError(f"--ray-cpus-per-actor {self.cpus_per_actor:g}: must be more than 0")
         if self.gpus_per_actor < 0:
             raise OptionError(f"--ray-gpus-per-actor {self.gpus_per_actor:g}: must be 0 or more")
-        if self.gpus_per_actor > 0 and gpu_layers == 0:
-            raise OptionError(f"--ray-gpus-per-actor {self.gpus_per_actor:g} reserves GPUs the judge would not use: "
-                              f"add --gpu-layers -1 to offload it")
-        if self.gpus_per_actor == 0 and gpu_layers != 0:
+        if self.gpus_per_actor > 0 and not gpu_layers:
+            fix = ("add --gpu-layers -1 to offload it" if gpu_layers == 0
+                   else "no metric of this run loads a judge on the actors")
+            raise OptionError(f"--ray-gpus-per-actor {self.gpus_per_actor:g} reserves GPUs the judge would not use: {fix}")
+        if self.gpus_per_actor == 0 and gpu_layers:
             # Ray hides every GPU from an actor that reserves none: the judge would run on the CPU with the
             # GPU's batching, and $LOCALEVAL_GPU_LAYERS on the driver would do this without a flag in sight.
             raise OptionError(f"--gpu-layers {gpu_layers} (or LOCALEVAL_GPU_LAYERS) offloads the judge, but Ray shows "

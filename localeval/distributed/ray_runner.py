@@ -57,7 +57,7 @@ def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options
     ray = _import_ray()
     kinds = models_needed(metrics)
     config = next((m.kit.config for m in metrics if m.kit is not None), None) or RunConfig.resolve(options.judge)
-    remote_options = _for_actors(options, config, ray_options)
+    remote_options = _for_actors(options, config, ray_options, judged="judge" in kinds)
     cache_path = config.cache_path
     if "judge" in kinds:
         check_cache_path(cache_path)
@@ -103,7 +103,8 @@ def _connected(ray: Any, address: str | None) -> Iterator[None]:
         ray.shutdown()
 
 
-def _for_actors(options: MetricOptions, config: RunConfig, ray_options: RayOptions) -> MetricOptions:
+def _for_actors(options: MetricOptions, config: RunConfig, ray_options: RayOptions, *,
+                judged: bool) -> MetricOptions:
     """The options as actors need them: the judge and embedder the driver resolved (its flags and
     environment), paths absolute (an actor's working folder is not the driver's), threads from CPUs."""
     if options.judge.judge_url:
@@ -113,12 +114,13 @@ def _for_actors(options: MetricOptions, config: RunConfig, ray_options: RayOptio
     # Without --parallel, a CPU actor keeps DEFAULT_PARALLEL_CPU sequences: a node runs an actor per CPU, and
     # the single-process default's 16 KV streams (1.9 GB for the default judge) are sized for one process.
     parallel = options.judge.parallel
-    if parallel is None and config.gpu_layers == 0:
+    gpu_layers = config.gpu_layers if judged else 0  # $LOCALEVAL_GPU_LAYERS is read only for a judge that runs
+    if parallel is None and gpu_layers == 0:
         parallel = DEFAULT_PARALLEL_CPU
     # replace(): every other judge setting travels as the driver has it.
     judge = replace(options.judge, judge=_absolute(settings.judge), embedder=_absolute(settings.embedder),
                     n_threads=ray_options.threads(options.judge.n_threads), cache=None,
-                    prompts_dir=_absolute(options.judge.prompts_dir), parallel=parallel, gpu_layers=config.gpu_layers,
+                    prompts_dir=_absolute(options.judge.prompts_dir), parallel=parallel, gpu_layers=gpu_layers,
                     classifier=_absolute(options.judge.classifier))
     return MetricOptions(judge=judge, **options.values)
 

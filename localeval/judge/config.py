@@ -104,7 +104,7 @@ class RunConfig:
             return options.parallel
         if options.judge_url:
             return DEFAULT_PARALLEL_SERVER
-        if self.gpu_layers != 0:
+        if self.gpu_layers != 0 and _can_offload():
             return DEFAULT_PARALLEL_GPU
         return _cpu_default_parallel(self)
 
@@ -116,6 +116,14 @@ class RunConfig:
         if self.options.judge_url:
             return "server"
         return "batched" if self.parallel > 1 else "sequential"
+
+
+def _can_offload() -> bool:
+    """Whether this llama-cpp-python was built with a GPU backend; without one the layers stay on the CPU
+    (llama_model.py says so), and so do the CPU's defaults."""
+    from llama_cpp import llama_supports_gpu_offload
+
+    return bool(llama_supports_gpu_offload())
 
 
 def _cpu_default_parallel(config: RunConfig) -> int:

@@ -155,9 +155,7 @@ class BatchedLlamaBackend(LlamaModel):
         params.n_batch, params.n_ubatch = N_BATCH, N_UBATCH
         params.n_seq_max = parallel
         params.kv_unified = False
-        from llama_cpp._utils import suppress_stdout_stderr
-
-        with suppress_stdout_stderr(disable=self.verbose):  # llama.cpp's warnings, as Llama() keeps its own quiet
+        with self.quiet():
             self._ctx = lc.llama_init_from_model(self.llm.model, params)
         if not self._ctx:  # no memory for the KV streams: a setting to change, not a sample to skip
             raise OptionError(f"llama.cpp could not create a context for {parallel} sequences of {n_ctx} tokens"

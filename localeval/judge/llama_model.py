@@ -47,8 +47,8 @@ class LlamaModel:
             n_gpu_layers = current().gpu_layers
         if n_gpu_layers and not llama_supports_gpu_offload():
             # Else the summary would say the judge ran on a GPU it never saw, and the batching that suits a GPU
-            # (prefix copies, no generation lanes) would run on the CPU.
-            warnings.warn(f"--gpu-layers {n_gpu_layers}: this llama-cpp-python was built without GPU support, so "
+            # (prefix copies, no generation lanes) would run on the CPU; RunConfig keeps the CPU's --parallel.
+            warnings.warn(f"--gpu-layers {n_gpu_layers} (or LOCALEVAL_GPU_LAYERS): this llama-cpp-python was built without GPU support, so "
                           "the judge runs on the CPU; rebuild it with CUDA (docs/pages/judge/index.md#gpu)",
                           stacklevel=2)
             n_gpu_layers = 0
@@ -65,6 +65,14 @@ class LlamaModel:
                              f"truncated or of an unsupported type: check it with `localeval models verify`") from None
         self._formatter = self._chat_formatter()
         self._answer_ids: dict[tuple[tuple[str, tuple[str, ...]], ...], dict[str, list[int]]] = {}
+
+    def quiet(self) -> Any:
+        """A block in which llama.cpp writes nothing to stdout or stderr unless verbose, as Llama() keeps its
+        own calls: a context of its own (llama_batched.py) would otherwise put llama.cpp's warnings beside
+        localeval's one-line errors."""
+        from llama_cpp._utils import suppress_stdout_stderr
+
+        return suppress_stdout_stderr(disable=self.verbose)
 
     @classmethod
     def check(cls, config: RunConfig) -> None:
