@@ -158,9 +158,9 @@ class BatchedLlamaBackend(LlamaModel):
         with self.quiet():
             self._ctx = lc.llama_init_from_model(self.llm.model, params)
         if not self._ctx:  # no memory for the KV streams: a setting to change, not a sample to skip
+            fewer = ", or offload fewer layers (--gpu-layers, LOCALEVAL_GPU_LAYERS)" if self.n_gpu_layers else ""
             raise OptionError(f"llama.cpp could not create a context for {parallel} sequences of {n_ctx} tokens"
-                              f"{_kv_size(model_path, parallel * n_ctx)}; lower --parallel or --n-ctx"
-                              f"{', or offload fewer layers (--gpu-layers, LOCALEVAL_GPU_LAYERS)' if self.n_gpu_layers else ''}")
+                              f"{_kv_size(model_path, parallel * n_ctx)}; lower --parallel or --n-ctx{fewer}")
         self._mem = lc.llama_get_memory(self._ctx)
         self._batch = lc.llama_batch_init(N_BATCH, 0, 1)
         self._vocab = lc.llama_model_get_vocab(self.llm.model)

@@ -48,9 +48,9 @@ class LlamaModel:
         if n_gpu_layers and not llama_supports_gpu_offload():
             # Else the summary would say the judge ran on a GPU it never saw, and the batching that suits a GPU
             # (prefix copies, no generation lanes) would run on the CPU; RunConfig keeps the CPU's --parallel.
-            warnings.warn(f"--gpu-layers {n_gpu_layers} (or LOCALEVAL_GPU_LAYERS): this llama-cpp-python was built without GPU support, so "
-                          "the judge runs on the CPU; rebuild it with CUDA (docs/pages/judge/index.md#gpu)",
-                          stacklevel=2)
+            warnings.warn(f"--gpu-layers {n_gpu_layers} (or LOCALEVAL_GPU_LAYERS): this llama-cpp-python was built "
+                          "without GPU support, so the judge runs on the CPU; rebuild it with CUDA "
+                          "(docs/pages/judge/index.md#gpu)", stacklevel=2)
             n_gpu_layers = 0
         self.model_path, self.model_sha256 = model_path, model_sha256
         self.n_ctx, self.seed = n_ctx, seed
