@@ -4,7 +4,7 @@
 # 2026-11-27 the build phase ran (the checks between steps came after and have not run); the engine table
 # and the tests were run by hand with equivalent commands (first_load came out of them: docs/benchmarks/gpu.md).
 #
-#   bash bench/gpu_session.sh kit WHEEL_OR_SDIST   # here: .gpu/ (call 1) and .gpu2/ (call 2), both ignored
+#   bash bench/gpu_session.sh kit [WHEEL]          # here: .gpu/ (call 1) and .gpu2/ (call 2), both ignored
 #   bash bench/gpu_session.sh build-bench          # call 1 (carry .gpu): llama-cpp-python with CUDA, the engine table
 #   bash bench/gpu_session.sh tests                # call 2 (carry .gpu2): judge and engine tests, every layer on the GPU
 #
@@ -31,10 +31,19 @@ cuda_libs() {  # CUDA 13's runtime and cuBLAS: the toolkit's, or the pip wheels'
 
 case $phase in
 kit)
-  build=${2:?a llama-cpp-python wheel built with CUDA, or its (trimmed) source distribution}
   rm -rf .gpu .gpu2 && mkdir -p .gpu/whl .gpu/data .gpu2 || exit 1
   grep -qxF '/.gpu*/' .git/info/exclude || echo '/.gpu*/' >> .git/info/exclude
-  cp "$build" .gpu/ || exit 1
+  if [ -n "${2:-}" ]; then  # a llama-cpp-python wheel built with CUDA elsewhere, if one fits
+    cp "$2" .gpu/ || exit 1
+  else  # its source distribution (77 MB) without what a CUDA build does not read: 6.9 MB
+    src=$(mktemp -d)
+    .venv/bin/pip download -q --no-deps --no-binary :all: -d "$src" llama-cpp-python==0.3.36 || exit 1
+    tar xzf "$src"/llama_cpp_python-0.3.36.tar.gz -C "$src" || exit 1
+    v="$src/llama_cpp_python-0.3.36/vendor/llama.cpp"
+    rm -rf "$src/llama_cpp_python-0.3.36/"{.git,examples,docker} "$v"/{models,docs,benches,media,tools/ui,.git*} \
+      "$v"/ggml/src/ggml-{cann,et,hexagon,hip,metal,musa,opencl,openvino,sycl,virtgpu,vulkan,webgpu,zdnn,zendnn}
+    tar czf .gpu/llama_cpp_python-0.3.36.tar.gz -C "$src" llama_cpp_python-0.3.36 && rm -rf "$src" || exit 1
+  fi
   .venv/bin/pip download -q --no-deps --only-binary=:all: -d .gpu/whl diskcache==5.6.3 || exit 1
   cp ../shared/data/halueval_qa_dev.jsonl .gpu/data/ || exit 1
   .venv/bin/python bench/same_shape_gguf.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf .gpu/kit || exit 1
@@ -44,7 +53,10 @@ kit)
   first=$(( 62 * 1048576 - used ))
   tree=$(( used - $(du -sb .gpu | cut -f1) ))
   if [ $first -le 0 ] || [ $(( $(stat -c %s $TINY) - first + tree )) -gt $(( 62 * 1048576 )) ]; then
-    echo "the working tree leaves too little of 64 MiB for the tiny judge's two parts"; exit 1
+    echo "the working tree ($(( tree / 1048576 )) MiB) leaves too little of 64 MiB for the tiny judge's two parts:"
+    echo "empty the large results files while the calls run, as on 2026-11-27, and restore them after:"
+    echo "  for f in \$(git ls-files bench/results); do [ \$(stat -c %s \$f) -gt 20000 ] && : > \$f; done"
+    echo "  ... bash bench/gpu_session.sh kit; the two calls ...; git checkout -- bench/results"; exit 1
   fi
   head -c $first $TINY > .gpu/tiny.part1 && tail -c +$(( first + 1 )) $TINY > .gpu2/tiny.part2
   du -sh .gpu .gpu2 && echo "call 1 carries $(( (used + first) / 1048576 )) MiB"
