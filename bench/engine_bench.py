@@ -37,7 +37,8 @@ import harness
 from localeval import JudgeOptions, MetricOptions, evaluate
 from localeval.embed import choose, load_embedder
 from localeval.judge import RunConfig
-from localeval.metrics.registry import expand_names, parse_name
+from localeval.distributed.actors import models_needed
+from localeval.metrics import build_metrics
 
 RAGAS = ["faithfulness", "answer_relevance", "context_precision", "context_recall"]
 
@@ -184,7 +185,7 @@ def measure(args: Any) -> None:
                                                          gpu_layers=args.gpu_layers)
     # sentence-transformers' first import (~13 s) would otherwise fall in the first setting's clock alone;
     # metrics that embed nothing leave PyTorch out of the process (on the measured GPU it crashed beside llama.cpp).
-    if any("embedder" in parse_name(name)[0].cls.models for name in expand_names(args.metrics)):
+    if "embedder" in models_needed(build_metrics(args.metrics, MetricOptions())):
         load_embedder(choose(RunConfig.resolve(JudgeOptions()).embedder, "en"))
     best: dict[int, dict[str, Any]] = {}
     caches: dict[int, Path] = {}

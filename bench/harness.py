@@ -143,11 +143,10 @@ def parser(doc: str | None, *names: str, **defaults: Any) -> argparse.ArgumentPa
 def device(gpu_layers: int | None) -> str:
     """Where the judge runs, as results files name it: the GPU's name, or cpu-<cores>core (also when
     llama-cpp-python was built without GPU support, where the layers stay on the CPU)."""
-    from llama_cpp import llama_supports_gpu_offload
-
+    from localeval.judge.config import can_offload
     from localeval.settings import current, physical_cores
 
-    if (current().gpu_layers if gpu_layers is None else gpu_layers) and llama_supports_gpu_offload():
+    if (current().gpu_layers if gpu_layers is None else gpu_layers) and can_offload():
         try:
             return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                                   text=True, check=True).stdout.strip().splitlines()[0]

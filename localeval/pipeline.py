@@ -171,10 +171,11 @@ def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None
 def _offloaded_judge_layers(built: Sequence[Metric], options: MetricOptions | None) -> int | None:
     """The judge layers a Ray actor would offload; None where no actor runs a GGUF judge (no judge metric,
     or the judge on a server), so GPU settings, and $LOCALEVAL_GPU_LAYERS, do not concern the run."""
+    from .distributed.actors import models_needed
     from .judge import RunConfig
 
     judge = (options or MetricOptions()).judge
-    if judge.judge_url or not any("judge" in metric.models for metric in built):
+    if judge.judge_url or "judge" not in models_needed(built):
         return None
     return RunConfig.resolve(judge).gpu_layers
 

@@ -82,7 +82,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def missing_requirements(item: pytest.Item) -> list[str]:
     from localeval import models
-    from localeval.judge.config import _can_offload
+    from localeval.judge.config import can_offload
     from localeval.settings import current
 
     reasons = []
@@ -104,7 +104,7 @@ def missing_requirements(item: pytest.Item) -> list[str]:
             reasons.append(f"chromium is not installed: {INSTALL_HINT}")
         if importlib.util.find_spec("playwright") is None:
             reasons.append(f"playwright is not installed: run `{PIP_INSTALL.format(extra='dev')}`")
-    if item.get_closest_marker("cpu_numerics") and current().gpu_layers and _can_offload():
+    if item.get_closest_marker("cpu_numerics") and current().gpu_layers and can_offload():
         reasons.append("the judge runs on the GPU ($LOCALEVAL_GPU_LAYERS): llama.cpp's CUDA kernels round a token by "
                        "the batch it was decoded in, so equal numbers across batchings hold on the CPU only "
                        "(docs/benchmarks/gpu.md)")

@@ -46,9 +46,9 @@ def test_the_gpu_layers_come_from_the_flag_then_the_environment_then_zero(monkey
     assert RunConfig.resolve(JudgeOptions(), env={}).gpu_layers == 0
     offloaded = RunConfig.resolve(JudgeOptions(parallel=2), env={"LOCALEVAL_GPU_LAYERS": "-1"})
     assert offloaded.gpu_layers == -1
-    monkeypatch.setattr(config, "_can_offload", lambda: True)
+    monkeypatch.setattr(config, "can_offload", lambda: True)
     assert RunConfig.resolve(JudgeOptions(), env={"LOCALEVAL_GPU_LAYERS": "-1"}).parallel == config.DEFAULT_PARALLEL_GPU
-    monkeypatch.setattr(config, "_can_offload", lambda: False)  # a CPU-only build keeps the CPU's default
+    monkeypatch.setattr(config, "can_offload", lambda: False)  # a CPU-only build keeps the CPU's default
     assert RunConfig.resolve(JudgeOptions(), env={"LOCALEVAL_GPU_LAYERS": "-1"}).parallel != config.DEFAULT_PARALLEL_GPU
     assert RunConfig.resolve(JudgeOptions(gpu_layers=0), env={"LOCALEVAL_GPU_LAYERS": "-1"}).gpu_layers == 0
     assert RunConfig.resolve(JudgeOptions(gpu_layers=12), env={"LOCALEVAL_GPU_LAYERS": " "}).gpu_layers == 12

@@ -104,7 +104,7 @@ class RunConfig:
             return options.parallel
         if options.judge_url:
             return DEFAULT_PARALLEL_SERVER
-        if self.gpu_layers != 0 and _can_offload():
+        if self.gpu_layers != 0 and can_offload():
             return DEFAULT_PARALLEL_GPU
         return _cpu_default_parallel(self)
 
@@ -118,9 +118,9 @@ class RunConfig:
         return "batched" if self.parallel > 1 else "sequential"
 
 
-def _can_offload() -> bool:
+def can_offload() -> bool:
     """Whether this llama-cpp-python was built with a GPU backend; without one the layers stay on the CPU
-    (llama_model.py says so), and so do the CPU's defaults."""
+    (llama_model.py says so), and so do the CPU's defaults, the summary and the results files."""
     from llama_cpp import llama_supports_gpu_offload
 
     return bool(llama_supports_gpu_offload())

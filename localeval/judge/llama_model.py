@@ -39,13 +39,14 @@ class LlamaModel:
     def __init__(self, model_path: Path, model_sha256: str, *, n_ctx: int = 4096, n_threads: int = 1,
                  n_gpu_layers: int | None = None, seed: int = 0, verbose: bool = False, extra_buffers: bool = False,
                  llama_n_ctx: int | None = None) -> None:
-        from llama_cpp import Llama, llama_supports_gpu_offload
+        from llama_cpp import Llama
 
         from ..settings import current
+        from .config import can_offload
 
         if n_gpu_layers is None:  # a backend made directly (scripts, tests) follows $LOCALEVAL_GPU_LAYERS too
             n_gpu_layers = current().gpu_layers
-        if n_gpu_layers and not llama_supports_gpu_offload():
+        if n_gpu_layers and not can_offload():
             # Else the summary would say the judge ran on a GPU it never saw, and the batching that suits a GPU
             # (prefix copies, no generation lanes) would run on the CPU; RunConfig keeps the CPU's --parallel.
             warnings.warn(f"--gpu-layers {n_gpu_layers} (or LOCALEVAL_GPU_LAYERS): this llama-cpp-python was built "
