@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # The GPU checks of docs/benchmarks/gpu.md, made for the device tool's lent machine: 64 MiB travel per call
-# and the machine keeps its files between calls only while warm, so the run is two calls back to back. On
-# 2026-11-27 the build phase ran (the checks between steps came after and have not run); the engine table
-# and the tests were run by hand with equivalent commands (first_load came out of them: docs/benchmarks/gpu.md).
+# and the machine keeps its files between calls only while warm, so the run is two calls back to back.
 #
 #   bash bench/gpu_session.sh kit [WHEEL]          # here: .gpu/ (call 1) and .gpu2/ (call 2), both ignored
 #   bash bench/gpu_session.sh build-bench          # call 1 (carry .gpu): llama-cpp-python with CUDA, the engine table
 #   bash bench/gpu_session.sh tests                # call 2 (carry .gpu2): judge and engine tests, every layer on the GPU
 #
-# The default judge (1.1 GB) cannot travel: call 1 measures a file of its exact architecture, shapes and
-# quantisation (bench/same_shape_gguf.py), which gives speed and memory figures, never verdicts. The tests
-# run the registry's tiny judge itself, checked by its sha256 there.
+# The default judge (1.1 GB) and the embedder (91 MB) cannot travel: call 1 measures files of their exact
+# architecture, shapes and types (bench/same_shape.py), which give speed and memory figures, never verdicts.
+# The tests run the registry's tiny judge itself, checked by its sha256 there.
+#
+# The machine's image sets CC, CXX and CUDAHOSTCXX to a GCC (/opt/gcc) that links libstdc++ statically: a
+# llama-cpp-python built by it crashed at its first model load beside numpy (2026-11-27, docs/benchmarks/gpu.md),
+# so the build uses the system's compilers, and localeval refuses such a build (localeval/judge/llama_build.py).
+# Flash attention is built out (-DGGML_CUDA_FA=OFF): localeval's contexts never enable it, and it saves about
+# 2.5 of the build's 6 minutes on 16 cores.
 set -uo pipefail
 phase=${1:?kit, build-bench or tests}
 OUT=${OUT:-$PWD/out/gpu}
@@ -19,11 +23,6 @@ JUDGE=/tmp/qwen2.5-coder-1.5b-instruct-q4_k_m-same-shape.gguf
 TINY=models/smollm2-135m-instruct-q4_1.gguf
 export PYTHONPATH=$SITE:$PWD:$PWD/bench PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 LOCALEVAL_DEV_DATA=$PWD/.gpu/data
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
-first_load() {  # python3 that loads the GGUF $1 on the GPU before anything else, then runs the code $2
-  timeout "${SECONDS_LEFT:-300}" python3 -X faulthandler -c "import sys, llama_cpp
-llama_cpp.Llama('$1', n_gpu_layers=-1, verbose=False, n_ctx=512)
-$2"
-}
 cuda_libs() {  # CUDA 13's runtime and cuBLAS: the toolkit's, or the pip wheels' that PyTorch loads
   find /usr/local/cuda*/ /usr/lib /opt /usr/local/lib \( -name 'libcublas.so.13*' -o -name 'libcudart.so.13*' \) \
     -printf '%h\n' 2>/dev/null | sort -u | paste -sd:
@@ -46,7 +45,8 @@ kit)
   fi
   .venv/bin/pip download -q --no-deps --only-binary=:all: -d .gpu/whl diskcache==5.6.3 || exit 1
   cp ../shared/data/halueval_qa_dev.jsonl .gpu/data/ || exit 1
-  .venv/bin/python bench/same_shape_gguf.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf .gpu/kit || exit 1
+  .venv/bin/python bench/same_shape.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf .gpu/kit || exit 1
+  .venv/bin/python bench/same_shape.py pack models/all-minilm-l6-v2 .gpu/kit-embedder || exit 1
   # What travels in call 1 besides the tiny judge's first part: the working tree and .gpu so far.
   used=$(( $(git ls-files -z | xargs -0 cat | wc -c) + $(git ls-files -oz --exclude-standard | xargs -0 cat 2>/dev/null | wc -c) \
            + $(du -sb .gpu | cut -f1) ))
@@ -81,27 +81,32 @@ build-bench)
     vmm=$([ -n "$driver" ] && echo "-DCUDA_cuda_driver_LIBRARY=$driver" || echo "-DGGML_CUDA_NO_VMM=ON")
     log "building llama-cpp-python with CUDA (sm_90); cuBLAS in $lib; driver $driver"
     tar xzf .gpu/llama_cpp_python-*.tar.gz -C /tmp || exit 1
-    CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=off -DCUDA_cublas_LIBRARY=/tmp/cudalib/libcublas.so \
--DCUDA_cublasLt_LIBRARY=/tmp/cudalib/libcublasLt.so $vmm -DCMAKE_CUDA_FLAGS=-I/tmp/cudainc -DCMAKE_CXX_FLAGS=-I/tmp/cudainc" \
+    CC=/usr/bin/gcc CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ \
+    CMAKE_ARGS="-DGGML_CUDA=on -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=off \
+-DCUDA_cublas_LIBRARY=/tmp/cudalib/libcublas.so -DCUDA_cublasLt_LIBRARY=/tmp/cudalib/libcublasLt.so $vmm \
+-DCMAKE_CUDA_FLAGS=-I/tmp/cudainc -DCMAKE_CXX_FLAGS=-I/tmp/cudainc" \
     CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-deps --no-build-isolation --no-index --target $SITE \
       /tmp/llama_cpp_python-0.3.36 > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   fi
+  python3 -c "from localeval.judge.llama_build import check_llama_build; check_llama_build()" \
+    || { log "this llama-cpp-python carries its own libstdc++ (see above)"; exit 1; }
   cp .gpu/tiny.part1 /tmp/tiny.part1 || exit 1
   python3 -c "import llama_cpp, sys; sys.exit(not llama_cpp.llama_supports_gpu_offload())" \
     || { log "this llama-cpp-python cannot offload to the GPU"; exit 1; }
-  python3 bench/same_shape_gguf.py unpack .gpu/kit $JUDGE >> "$OUT/steps.log" || exit 1
+  python3 bench/same_shape.py unpack .gpu/kit $JUDGE >> "$OUT/steps.log" || exit 1
+  python3 bench/same_shape.py unpack .gpu/kit-embedder /tmp/models/all-minilm-l6-v2 >> "$OUT/steps.log" || exit 1
+  head -20 .gpu/data/halueval_qa_dev.jsonl > /tmp/rows20.jsonl
+  LOCALEVAL_MODELS=/tmp/models timeout 120 python3 -m localeval score /tmp/rows20.jsonl --judge $JUDGE --gpu-layers -1 \
+    --metrics faithfulness,answer_relevance,context_precision,context_recall --out /tmp/cli > "$OUT/cli.log" 2>&1
+  log "localeval score, 20 rows, the Ragas set on the GPU: exit $?"
   touch /tmp/engine-start
   nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 250 > "$OUT/smi.csv" &
   smi=$!
-  # On the lent H200 a process crashed in llama.cpp's first model load when PyTorch, or localeval, had been
-  # imported before it, and PyTorch's import aborted after one (docs/benchmarks/gpu.md). A process that
-  # loads the judge first runs: so the engine table is made in one, without the embedder, hence without
-  # answer_relevance (the Ragas set's three verdict metrics).
   log "engine table"
-  first_load $JUDGE "import engine_bench; sys.argv = ['engine_bench.py', \
-'--judge', '$JUDGE', '--gpu-layers', '-1', '--parallel', '${PARALLEL:-1,8,32,64}', '--rows', '${ROWS:-200}', '--profile', \
-'${PROFILE:-32}', '--metrics', 'faithfulness,context_precision,context_recall', '--tag', 'same-shape-verdicts-${ROWS:-200}']; \
-engine_bench.main()" > "$OUT/engine.log" 2>&1
+  LOCALEVAL_MODELS=/tmp/models timeout "${SECONDS_LEFT:-300}" python3 bench/engine_bench.py --judge $JUDGE --gpu-layers -1 \
+    --parallel "${PARALLEL:-1,8,32,64}" --rows "${ROWS:-200}" --profile "${PROFILE:-32}" \
+    --metrics faithfulness,answer_relevance,context_precision,context_recall --tag "same-shape-ragas-${ROWS:-200}" \
+    > "$OUT/engine.log" 2>&1
   rc=$?
   kill $smi
   find bench/results -name 'engine-*same-shape*.json' -newer /tmp/engine-start -exec cp {} "$OUT/" \;
@@ -118,8 +123,8 @@ tests)
   [ "$(sha256sum /tmp/tiny.gguf | cut -d' ' -f1)" = "$want" ] || { log "the tiny judge's parts do not make its sha256"; exit 1; }
   mv /tmp/tiny.gguf $TINY && log "tiny judge: sha256 $want, as the registry says"
   log "tests with LOCALEVAL_GPU_LAYERS=-1"
-  LOCALEVAL_GPU_LAYERS=-1 first_load $TINY "import pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-rfEs', \
-'--tb=line', '-m', 'model and not default_judge', *'${TESTS:-tests/test_engine.py tests/test_judge.py tests/test_judge_metrics.py}'.split()]))" \
+  LOCALEVAL_GPU_LAYERS=-1 timeout "${SECONDS_LEFT:-300}" python3 -m pytest -q -p no:cacheprovider -rfEs --tb=line \
+    -m "model and not default_judge" ${TESTS:-tests/test_engine.py tests/test_judge.py tests/test_judge_metrics.py} \
     > "$OUT/tests.log" 2>&1
   rc=$?
   log "pytest exit $rc"

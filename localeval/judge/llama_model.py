@@ -43,6 +43,7 @@ class LlamaModel:
 
         from ..settings import current
         from .config import can_offload
+        from .llama_build import check_llama_build
 
         if n_gpu_layers is None:  # a backend made directly (scripts, tests) follows $LOCALEVAL_GPU_LAYERS too
             n_gpu_layers = current().gpu_layers
@@ -53,6 +54,7 @@ class LlamaModel:
                           "without GPU support, so the judge runs on the CPU; rebuild it with CUDA "
                           "(docs/pages/judge/index.md#gpu)", stacklevel=2)
             n_gpu_layers = 0
+        check_llama_build()
         self.model_path, self.model_sha256 = model_path, model_sha256
         self.n_ctx, self.seed = n_ctx, seed
         self.n_threads, self.n_gpu_layers, self.verbose = n_threads, n_gpu_layers, verbose

@@ -1,14 +1,18 @@
-"""A GGUF of the same architecture, shapes and quantisation as another, small enough to carry.
+"""A model of the same architecture, shapes and types as another, small enough to carry: a GGUF judge, or an
+embedder folder whose weights are one model.safetensors.
 
 The lent GPU machine (docs/benchmarks/gpu.md) takes at most 64 MiB per call, and the default judge is
-1.1 GB. Speed does not depend on the weights' values, so `pack` keeps the judge's whole header (metadata,
-tokenizer, tensor table) and, of each tensor, its first quantisation blocks; `unpack` writes a file of the
-original's exact size and layout in which every tensor repeats its own first blocks. Every scale in it is
-one of the judge's, so the logits stay finite; the verdicts are nonsense and the file's sha256 is not the
-judge's. Figures measured on it are throughput figures only, and results files say which file gave them.
+1.1 GB. Speed does not depend on the weights' values, so `pack` keeps the model's whole header (metadata,
+tokenizer, tensor table) and, of each tensor, its first quantisation blocks or values; `unpack` writes a file
+of the original's exact size and layout in which every tensor repeats its own first blocks (an embedder's
+other files are copied as they are). Every scale in it is one of the model's, so the outputs stay finite;
+they are nonsense, and the file's sha256 is not the model's. Figures measured on it are throughput figures
+only, and results files say which file gave them.
 
-    .venv/bin/python bench/same_shape_gguf.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf out/kit
-    python3 bench/same_shape_gguf.py unpack out/kit /tmp/judge-same-shape.gguf     # on the other machine
+    .venv/bin/python bench/same_shape.py pack models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf out/kit
+    python3 bench/same_shape.py unpack out/kit /tmp/judge-same-shape.gguf     # on the other machine
+    .venv/bin/python bench/same_shape.py pack models/all-minilm-l6-v2 out/kit-embedder
+    python3 bench/same_shape.py unpack out/kit-embedder /tmp/all-minilm-l6-v2  # a folder
 """
 
 from __future__ import annotations
@@ -71,27 +75,55 @@ def tensor_table(path: Path) -> tuple[int, list[dict[str, int | str]]]:
     return start, sorted(tensors, key=lambda t: int(t["offset"]))
 
 
+#: safetensors dtype -> bytes per value
+DTYPES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+
+
+def safetensors_table(path: Path) -> tuple[int, list[dict[str, int | str]]]:
+    """As tensor_table, for a .safetensors file (its type is the bytes per value, its block one value)."""
+    with path.open("rb") as handle:
+        length = int(_read(handle, "Q"))
+        header = json.loads(handle.read(length))
+    tensors = [{"name": name, "type": DTYPES[spec["dtype"]], "offset": spec["data_offsets"][0]}
+               for name, spec in header.items() if name != "__metadata__"]
+    return 8 + length, sorted(tensors, key=lambda t: int(t["offset"]))
+
+
 def pack(model: Path, kit: Path, sample_bytes: int) -> None:
-    start, tensors = tensor_table(model)
-    size = model.stat().st_size
     kit.mkdir(parents=True, exist_ok=True)
-    with model.open("rb") as source, (kit / "samples.bin").open("wb") as samples:
+    weights = model
+    if model.is_dir():  # an embedder folder: its small files as they are, its weights packed
+        weights = model / "model.safetensors"
+        for f in model.rglob("*"):
+            if f.is_file() and f != weights:
+                (kit / "files" / f.relative_to(model)).parent.mkdir(parents=True, exist_ok=True)
+                (kit / "files" / f.relative_to(model)).write_bytes(f.read_bytes())
+    gguf = weights.suffix == ".gguf"
+    start, tensors = tensor_table(weights) if gguf else safetensors_table(weights)
+    size = weights.stat().st_size
+    with weights.open("rb") as source, (kit / "samples.bin").open("wb") as samples:
         (kit / "header.bin").write_bytes(source.read(start))
         for i, tensor in enumerate(tensors):
             end = int(tensors[i + 1]["offset"]) if i + 1 < len(tensors) else size - start
-            block = BLOCKS[int(tensor["type"])][1]
+            block = BLOCKS[int(tensor["type"])][1] if gguf else int(tensor["type"])
             region = end - int(tensor["offset"])
             tensor["region"] = region
             tensor["sample"] = min(region, max(block, sample_bytes // block * block))
             source.seek(start + int(tensor["offset"]))
             samples.write(source.read(int(tensor["sample"])))
     (kit / "tensors.json").write_text(json.dumps({"source": model.name, "size": size, "data_start": start,
-                                                  "tensors": tensors}))
+                                                  "folder": weights != model, "tensors": tensors}))
     print(f"{kit}: header {start} bytes, {len(tensors)} tensors, samples {(kit / 'samples.bin').stat().st_size} bytes")
 
 
 def unpack(kit: Path, out: Path) -> None:
     table = json.loads((kit / "tensors.json").read_text())
+    if table.get("folder"):
+        for f in (kit / "files").rglob("*"):
+            if f.is_file():
+                (out / f.relative_to(kit / "files")).parent.mkdir(parents=True, exist_ok=True)
+                (out / f.relative_to(kit / "files")).write_bytes(f.read_bytes())
+        out = out / "model.safetensors"
     with (kit / "samples.bin").open("rb") as samples, out.open("wb") as target:
         target.write((kit / "header.bin").read_bytes())
         for tensor in table["tensors"]:
