@@ -165,6 +165,8 @@ def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None
     check_output_dir(out_dir, (*RESULT_FILES, *map(table_name, TABLE_FORMATS)))
     if models_here:
         check_models(built)
+    else:
+        check_backend_options(built)
     return built
 
 
@@ -178,6 +180,14 @@ def _offloaded_judge_layers(built: Sequence[Metric], options: MetricOptions | No
     if judge.judge_url or "judge" not in models_needed(built):
         return None
     return RunConfig.resolve(judge).gpu_layers
+
+
+def check_backend_options(metrics: Sequence[Metric]) -> None:
+    """For a run whose models are on other machines (Ray's nodes): what of each judge's backend reads no file."""
+    from .judge.backends import check_backend_options as check
+
+    for config in {id(m.kit): m.kit.config for m in metrics if m.kit is not None and "judge" in m.models}.values():
+        check(config)
 
 
 def check_models(metrics: Sequence[Metric]) -> None:

@@ -353,6 +353,28 @@ def test_the_environment_offloads_the_judge_and_the_summary_says_where_it_ran(tm
     assert score(RECORDS[:1], tmp_path / "c.sqlite", parallel=1).summary["judge"]["gpu_layers"] == 0
 
 
+def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU a verdict's number depends on the device and on how its tokens were batched, so those name
+    the cache entries there; on the CPU, where batching changes no number, the key is as it always was
+    (existing caches stay valid). llama.cpp built for the CPU ignores the layers, so this runs here."""
+    from localeval.judge import config
+
+    def identity(backend: type, **options: int) -> dict:
+        made = backend(models.resolve(TINY, "judge"), "0" * 64, **options)
+        try:
+            return made.identity()
+        finally:
+            made.close()
+
+    cpu = identity(SequentialLlamaBackend, n_gpu_layers=0)
+    assert cpu["decoding"].keys() == {"temperature", "seed", "llama_cpp"}
+    assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=0) == cpu
+    monkeypatch.setattr(config, "can_offload", lambda: True)
+    gpu = {p: identity(BatchedLlamaBackend, parallel=p, n_gpu_layers=-1)["decoding"] for p in (4, 8)}
+    assert gpu[4] == {**cpu["decoding"], "gpu_layers": -1, "parallel": 4} and gpu[8]["parallel"] == 8
+    assert identity(SequentialLlamaBackend, n_gpu_layers=-1)["decoding"]["parallel"] == 1
+
+
 @pytest.mark.cpu_numerics
 def test_resume_makes_no_repeated_call_and_gives_the_same_numbers(sequential: localeval.Result, tmp_path: Path) -> None:
     cache = tmp_path / "c.sqlite"

@@ -121,6 +121,9 @@ def test_ray_options_are_checked_before_ray_starts(tmp_path: Path) -> None:
     assert done.returncode == 2 and offloading in done.stderr and done.stderr.count("\n") == 1, done.stderr
     done = run(judged, env={**on_the_cpu, "LOCALEVAL_GPU_LAYERS": "-1"})
     assert done.returncode == 2 and offloading in done.stderr, done.stderr
+    done = run([*judged, "--parallel", "257"], env=on_the_cpu)  # the batched engine's limit, checked on the driver
+    assert done.returncode == 2 and done.stderr == ("error: --parallel 257: llama.cpp runs at most 256 sequences in one "
+                                                    "context; give --parallel 256 or fewer\n"), done.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "question": "a?"}\n{"id": 2, "question": 3}\n', encoding="utf-8")
     done = run(["score", str(bad), "--ray", "-o", str(tmp_path / "o")], env=on_the_cpu)

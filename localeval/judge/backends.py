@@ -3,8 +3,10 @@ and any a package adds through the entry-point group `localeval.backends`.
 
 A backend is a class that keeps `backend.JudgeBackend` and declares a `name` and two class methods:
 `check(config)` (cheap: no model loads; a bad option fails before the input is read) and
-`open(config, cache)`. `open_judge` puts the run's backend behind the facade (cache, accounting,
-validation), so metrics never see which one answers them.
+`open(config, cache)`. It may also declare `check_options(config)`: the part of `check` that reads no file,
+which a Ray run makes on the driver before Ray starts (its models are on the nodes, which check the rest).
+`open_judge` puts the run's backend behind the facade (cache, accounting, validation), so metrics never see
+which one answers them.
 """
 
 from __future__ import annotations
@@ -68,6 +70,13 @@ def backend_class(name: str) -> BackendClass:
 def check_backend(config: RunConfig) -> None:
     """The run's backend, checked without loading a model (a model file's presence, a URL's form)."""
     backend_class(config.backend).check(config)
+
+
+def check_backend_options(config: RunConfig) -> None:
+    """What of the run's backend needs no file checked (where the models are on other machines)."""
+    check_options = getattr(backend_class(config.backend), "check_options", None)
+    if check_options is not None:
+        check_options(config)
 
 
 def open_judge(config: RunConfig | JudgeOptions, cache: JudgeCache | None = None) -> Judge:

@@ -132,9 +132,13 @@ class BatchedLlamaBackend(LlamaModel):
 
     @classmethod
     def check(cls, config: Any) -> None:
+        super().check(config)
+        cls.check_options(config)
+
+    @classmethod
+    def check_options(cls, config: Any) -> None:
         """Before any model loads: llama.cpp refuses more sequences in one context than it has ids for, and
         would say only that the context failed."""
-        super().check(config)
         _check_sequences(config.parallel)
 
     def __init__(self, model_path: Path, model_sha256: str, *, parallel: int = 4, n_ctx: int = 4096,
@@ -177,6 +181,9 @@ class BatchedLlamaBackend(LlamaModel):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "parallel": self.parallel, "lanes": self.lanes}
+
+    def batching(self) -> dict[str, Any]:
+        return {"parallel": self.parallel}
 
     def close(self) -> None:
         import llama_cpp as lc

@@ -107,8 +107,14 @@ class LlamaModel:
     def identity(self) -> dict[str, Any]:
         import llama_cpp
 
-        return {"model_sha256": self.model_sha256,
-                "decoding": {"temperature": 0.0, "seed": self.seed, "llama_cpp": llama_cpp.__version__}}
+        decoding: dict[str, Any] = {"temperature": 0.0, "seed": self.seed, "llama_cpp": llama_cpp.__version__}
+        if self.n_gpu_layers:  # a GPU's numbers differ from the CPU's, and by how the tokens were batched
+            decoding.update(gpu_layers=self.n_gpu_layers, **self.batching())
+        return {"model_sha256": self.model_sha256, "decoding": decoding}
+
+    def batching(self) -> dict[str, Any]:
+        """What decides how a GPU batches a prompt's tokens, beyond the layers offloaded: one at a time here."""
+        return {"parallel": 1}
 
     def describe(self) -> dict[str, Any]:
         # gpu_layers: on a GPU a verdict's number depends on how its tokens were batched (docs/benchmarks/gpu.md),
