@@ -1,6 +1,7 @@
 """The batched engine (judge/llama_batched.py) with the real tiny judge: the same numbers as the sequential
-backend on these fixtures, bit for bit, whatever else shares a batch here; how slots share prefixes; windows,
-judge errors and resume inside a batch.
+backend on these fixtures, bit for bit where the CPU's kernels do not round a token by what shares its
+micro-batch (and within that rounding where they do); how slots share prefixes; windows, judge errors and
+resume inside a batch.
 
 Speed is measured by bench/engine_bench.py, never asserted here.
 """
@@ -54,6 +55,28 @@ def values(result: localeval.Result) -> dict[str, dict[str, float]]:
     return {row["id"]: row["metrics"] for row in result.rows}
 
 
+#: How far a verdict may move when llama.cpp's CPU kernels round a token by what shares its micro-batch: not at
+#: all beside up to 3 other sequences on the Intel CPUs first measured, up to 0.004 beside 1 or 3 others on an
+#: AMD EPYC with AVX2 (2026-11-27; docs/pages/judge/engine.md, "Numbers").
+SHARED_BATCH_ROUNDING = 0.01
+
+
+def assert_same_answers(got: list, expected: list) -> None:
+    """The answers the sequential backend gave: equal to the last bit where the CPU rounds no token by its
+    neighbours. Where it does, each verdict is within that rounding of its own sequential number and nearer
+    to it than to any other's (a verdict read for the wrong sequence is not), and each JSON generation is a
+    list of statements that starts as the sequential one did (a greedy generation may part after a near tie)."""
+    assert len(got) == len(expected)
+    if got == expected:
+        return
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if isinstance(e, float):
+            assert abs(g - e) <= SHARED_BATCH_ROUNDING, (i, g, e)
+            assert all(abs(g - e) < abs(g - x) for x in expected if isinstance(x, float) and x != e), (i, g, expected)
+        else:
+            assert isinstance(g, dict) and g["statements"][:1] == e["statements"][:1], (i, g, e)
+
+
 @pytest.fixture(scope="module")
 def sequential(tmp_path_factory: pytest.TempPathFactory) -> localeval.Result:
     return score(RECORDS, tmp_path_factory.mktemp("seq") / "c.sqlite", parallel=1)
@@ -71,9 +94,9 @@ def test_batched_numbers_equal_the_sequential_ones_bit_for_bit(sequential: local
 
 @pytest.mark.cpu_numerics
 def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> None:
-    """One distribution call, alone and among calls of other prompts in two parallel settings. This holds
-    while the micro-batches stay below the row count at which llama.cpp's CPU kernels change (beside 7
-    other sequences a token rounds differently: bench/decode_cost.py)."""
+    """One distribution call, alone and among calls of other prompts in two parallel settings. Bit for bit
+    while the micro-batches stay below the row count at which llama.cpp's CPU kernels change (beside 7 other
+    sequences on the Intel CPUs first measured: bench/decode_cost.py; beside 1 on an AMD EPYC with AVX2)."""
     path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
     kit = ModelKit.of(JudgeOptions())
     target = Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement="Curie died in 1934."))
@@ -88,7 +111,7 @@ def test_the_numbers_do_not_depend_on_what_shares_the_batch(tmp_path: Path) -> N
         answers = judge.ask(asks)
         seen.append(next(a.value for a, ask in zip(answers, asks) if ask is target))
         judge.close()
-    assert seen[0] == seen[1] == seen[2]
+    assert_same_answers(seen[1:], seen[:1] * 2)
 
 
 @pytest.mark.cpu_numerics
@@ -96,7 +119,7 @@ def test_a_shared_prefix_is_decoded_once_then_reused_in_place_or_copied(tmp_path
     """Statements of one context wait until the first call has decoded it. Then on a CPU they queue for the
     slot that holds it, and a later prompt takes a free slot rather than overwrite it, so the next statement
     still finds the context; with copy_prefixes (the GPU policy) the context is copied into idle slots
-    instead, and the verdicts are the same to the last bit."""
+    instead, and the verdicts are the same (to the last bit where the CPU's kernels allow)."""
     import llama_cpp as lc
 
     path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
@@ -126,7 +149,7 @@ def test_a_shared_prefix_is_decoded_once_then_reused_in_place_or_copied(tmp_path
     assert later.stats.cached_tokens > prompt // 2  # and still there after the other prompt ran
     assert n_copies == 0 and all_copies > 0  # only the GPU policy copies
     assert copied_cached[0] == 0 and min(copied_cached[1:]) > prompt // 2
-    assert copied_values == values and copied_later.value == later.value
+    assert_same_answers([*copied_values, copied_later.value], [*values, later.value])
 
 
 @pytest.mark.cpu_numerics
@@ -164,7 +187,7 @@ def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tm
         got = judge.ask(asks)
     finally:
         lc.llama_decode = real_decode
-    assert [a.value for a in got] == expected
+    assert_same_answers([a.value for a in got], expected)
     assert got[2].stats.cached_tokens > 0  # the second generation started from a copy of the instructions
     generating_together = [d for d in decodes if sorted(s for s, n in d.items() if n == 1 and s < 8) == [0, 1, 2, 3]]
     assert generating_together  # all four generated side by side in lanes 0..3

@@ -93,14 +93,19 @@ def test_choice_distribution_sums_to_one(judge: Judge) -> None:
     assert all(0.0 <= v <= 1.0 for v in dist.values())
 
 
-@pytest.mark.model(MODEL)
-def test_supported_statement_scores_higher_than_contradicted(judge: Judge) -> None:
-    # Measured with SmolLM2: 0.263 / 0.257 for the supported, 0.162 / 0.179 for the contradicted ones.
+@pytest.mark.default_judge
+def test_supported_statement_scores_higher_than_contradicted(tmp_path: Path) -> None:
+    # The default judge: SmolLM2 cannot judge, and its margin here (0.26 against 0.18 on the Intel CPU first
+    # measured) was gone on an AMD EPYC, whose kernels round its numbers differently (0.19 against 0.19).
+    judge = load_judge(cache=tmp_path / "judge.sqlite", n_ctx=2048, n_threads=1)
     supported = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower is in Paris."]
     contradicted = ["The Eiffel Tower is in Berlin.", "The tower is made of wood."]
-    p_sup = [judge.yes_probability(verify(context=EIFFEL, statement=s))[0] for s in supported]
-    p_con = [judge.yes_probability(verify(context=EIFFEL, statement=s))[0] for s in contradicted]
-    assert min(p_sup) > max(p_con)
+    try:
+        p_sup = [judge.yes_probability(verify(context=EIFFEL, statement=s))[0] for s in supported]
+        p_con = [judge.yes_probability(verify(context=EIFFEL, statement=s))[0] for s in contradicted]
+    finally:
+        judge.close()
+    assert min(p_sup) > 0.5 > max(p_con)
 
 
 @pytest.mark.model(MODEL)
