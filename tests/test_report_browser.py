@@ -241,6 +241,25 @@ def test_a_run_scored_at_another_threshold_shows_its_figures_there(browser, tmp_
         opened.page.close()
 
 
+def test_a_judge_that_ran_on_a_gpu_is_shown_with_its_layers_and_parallel(browser, tmp_path: Path) -> None:
+    """On a GPU a verdict's number depends on the batching, so the judge's card says where it ran; a CPU run's
+    card says nothing of it (its summary records gpu_layers 0)."""
+    judge = {"judge_model": "judge.gguf", "judge_sha256": "ab" * 32, "engine": "llama.cpp batched", "usage": {}}
+    shown = {}
+    for name, where in (("gpu", {"gpu_layers": -1, "parallel": 32}), ("cpu", {"gpu_layers": 0, "parallel": 16})):
+        run = written_run(tmp_path / name)
+        (run / "summary.json").write_text(json.dumps({"metrics": {}, "judge": {**judge, **where}}))
+        localeval("report", str(run), "-o", str(tmp_path / f"{name}.html"))
+        opened = open_report(browser, tmp_path / f"{name}.html")
+        try:
+            assert opened.errors == []
+            shown[name] = opened.page.inner_text("body")
+        finally:
+            opened.page.close()
+    assert "on the GPU\nevery layer, --parallel 32" in shown["gpu"] and "llama.cpp batched" in shown["cpu"]
+    assert "on the GPU" not in shown["cpu"]
+
+
 @pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2", "use-multilingual-v3")
 def test_sorting_and_paging_controls(visit) -> None:
     page = visit.page
