@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of docs/benchmarks/gpu.md, made for the device tool's lent machine: 64 MiB travel per call
+# The GPU checks of docs/pages/benchmarks/gpu.md, made for the device tool's lent machine: 64 MiB travel per call
 # and the machine keeps its files between calls only while warm, so the run is two calls back to back.
 #
 #   bash bench/gpu_session.sh kit [WHEEL]          # here: .gpu/ (call 1) and .gpu2/ (call 2), both ignored
@@ -11,8 +11,8 @@
 # The tests run the registry's tiny judge itself, checked by its sha256 there.
 #
 # The machine's image sets CC, CXX and CUDAHOSTCXX to a GCC (/opt/gcc) that links libstdc++ statically: a
-# llama-cpp-python built by it crashed at its first model load beside numpy (2026-11-27, docs/benchmarks/gpu.md),
-# so the build uses the system's compilers, and localeval refuses such a build (localeval/judge/llama_build.py).
+# llama-cpp-python built by it crashed at its first model load beside numpy (2026-11-27, docs/pages/benchmarks/gpu.md),
+# so the build uses the system's compilers (and links with them), and localeval refuses such a build (localeval/judge/llama_build.py).
 # Flash attention is built out (-DGGML_CUDA_FA=OFF): localeval's contexts never enable it, and it saves about
 # 2.5 of the build's 6 minutes on 16 cores.
 set -uo pipefail
@@ -84,12 +84,12 @@ build-bench)
     CC=/usr/bin/gcc CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ \
     CMAKE_ARGS="-DGGML_CUDA=on -DGGML_CUDA_FA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=off \
 -DCUDA_cublas_LIBRARY=/tmp/cudalib/libcublas.so -DCUDA_cublasLt_LIBRARY=/tmp/cudalib/libcublasLt.so $vmm \
--DCMAKE_CUDA_FLAGS=-I/tmp/cudainc -DCMAKE_CXX_FLAGS=-I/tmp/cudainc" \
+-DCMAKE_CUDA_FLAGS=-I/tmp/cudainc -DCMAKE_CXX_FLAGS=-I/tmp/cudainc -DCMAKE_CUDA_HOST_LINK_LAUNCHER=/usr/bin/g++" \
     CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install --no-deps --no-build-isolation --no-index --target $SITE \
       /tmp/llama_cpp_python-0.3.36 > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   fi
   python3 -c "from localeval.judge.llama_build import check_llama_build; check_llama_build()" \
-    || { log "this llama-cpp-python carries its own libstdc++ (see above)"; exit 1; }
+    || { log "this llama-cpp-python carries its own libstdc++ (the error line above)"; exit 1; }
   cp .gpu/tiny.part1 /tmp/tiny.part1 || exit 1
   python3 -c "import llama_cpp, sys; sys.exit(not llama_cpp.llama_supports_gpu_offload())" \
     || { log "this llama-cpp-python cannot offload to the GPU"; exit 1; }

@@ -166,7 +166,7 @@ def _checked_options(metrics: str | Sequence[str], options: MetricOptions | None
     if models_here:
         check_models(built)
     else:
-        check_backend_options(built)
+        check_judge_options(built)
     return built
 
 
@@ -182,12 +182,12 @@ def _offloaded_judge_layers(built: Sequence[Metric], options: MetricOptions | No
     return RunConfig.resolve(judge).gpu_layers
 
 
-def check_backend_options(metrics: Sequence[Metric]) -> None:
+def check_judge_options(metrics: Sequence[Metric]) -> None:
     """For a run whose models are on other machines (Ray's nodes): what of each judge's backend reads no file."""
-    from .judge.backends import check_backend_options as check
+    from .judge.backends import check_backend_options
 
     for config in {id(m.kit): m.kit.config for m in metrics if m.kit is not None and "judge" in m.models}.values():
-        check(config)
+        check_backend_options(config)
 
 
 def check_models(metrics: Sequence[Metric]) -> None:

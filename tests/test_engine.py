@@ -62,8 +62,8 @@ SHARED_BATCH_ROUNDING = 0.01
 
 
 def assert_same_answers(got: list, expected: list) -> None:
-    """The answers the sequential backend gave: equal to the last bit where the CPU rounds no token by its
-    neighbours. Where it does, each verdict is within that rounding of its own sequential number and nearer
+    """The answers the sequential backend gave: equal to the last bit (so on the CPUs that round no token by
+    its neighbours), or else each verdict within that rounding of its own sequential number and nearer
     to it than to any other's (a verdict read for the wrong sequence is not), and each JSON generation is a
     list of statements that starts as the sequential one did (a greedy generation may part after a near tie)."""
     assert len(got) == len(expected)
@@ -378,8 +378,8 @@ def test_the_environment_offloads_the_judge_and_the_summary_says_where_it_ran(tm
 
 def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a GPU a verdict's number depends on the device and on how its tokens were batched, so those name
-    the cache entries there; on the CPU, where batching changes no number, the key is as it always was
-    (existing caches stay valid). llama.cpp built for the CPU ignores the layers, so this runs here."""
+    the cache entries there; on the CPU the key is as it always was, so that existing caches stay valid
+    (some CPUs round by batch too, by less: docs/pages/judge/engine.md). llama.cpp built for the CPU ignores the layers, so this runs here."""
     from localeval.judge import config
 
     def identity(backend: type, **options: int) -> dict:

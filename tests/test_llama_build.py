@@ -42,17 +42,21 @@ def test_a_library_exports_a_copy_of_libstdcxx_only_when_linked_statically_witho
     assert exports_cxx_runtime(libraries / name) is LINKS[name][1]
 
 
-def test_what_is_not_an_elf_library_is_not_read(tmp_path: Path) -> None:
+def test_what_is_not_a_whole_elf_library_is_not_read(libraries: Path, tmp_path: Path) -> None:
     (tmp_path / "notes.so").write_text("not a library")
     (tmp_path / "empty.so").write_bytes(b"")
+    whole = (libraries / "static.so").read_bytes()
+    (tmp_path / "cut.so").write_bytes(whole[:len(whole) // 2])  # its section headers are at the end
     assert libraries_with_own_cxx_runtime(tmp_path) == []
 
 
-def test_each_file_is_named_once_through_its_links(libraries: Path, tmp_path: Path) -> None:
-    (tmp_path / "libggml-cuda.so.0.25.3").write_bytes((libraries / "static.so").read_bytes())
-    (tmp_path / "libggml-cuda.so.0").symlink_to("libggml-cuda.so.0.25.3")
-    (tmp_path / "libggml-base.so").write_bytes((libraries / "shared.so").read_bytes())
-    assert libraries_with_own_cxx_runtime(tmp_path) == ["libggml-cuda.so.0.25.3"]
+def test_each_library_is_named_once_whether_its_versions_are_copies_or_links(libraries: Path, tmp_path: Path) -> None:
+    for name in ("libggml-cuda.so", "libggml-cuda.so.0", "libggml-cuda.so.0.25.3"):  # as pip installs them
+        (tmp_path / name).write_bytes((libraries / "static.so").read_bytes())
+    (tmp_path / "libggml-base.so.0.25.3").write_bytes((libraries / "shared.so").read_bytes())
+    (tmp_path / "libggml-base.so").symlink_to("libggml-base.so.0.25.3")
+    (tmp_path / "libllama.so.0").symlink_to("libggml-cuda.so.0")
+    assert libraries_with_own_cxx_runtime(tmp_path) == ["libggml-cuda.so", "libllama.so"]
 
 
 def test_the_installed_llama_cpp_python_is_a_sound_build() -> None:
@@ -74,4 +78,4 @@ def test_a_build_with_its_own_libstdcxx_is_refused_with_one_line_before_the_mode
     finally:
         llama_build.check_llama_build.cache_clear()
     message = str(raised.value)
-    assert "\n" not in message and "libggml-cuda.so" in message and "CXX=/usr/bin/g++" in message
+    assert "\n" not in message and "llama-cpp-python's libggml-cuda.so in" in message and "CXX=/usr/bin/g++" in message

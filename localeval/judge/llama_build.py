@@ -27,33 +27,42 @@ def exports_cxx_runtime(path: Path) -> bool:
     """Whether an ELF shared library defines libstdc++'s own symbols in its dynamic symbol table (so that
     they can take the place of, or be taken by, another copy's). Anything that is not a 64-bit
     little-endian ELF file, as on macOS or Windows, is not read and answers False."""
-    with path.open("rb") as f:
-        head = f.read(64)
-        if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
-            return False
-        shoff, = struct.unpack_from("<Q", head, 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", head, 0x3A)
-        f.seek(shoff)
-        table = f.read(shentsize * shnum)
-        sections = [struct.unpack_from("<IIQQQQIIQQ", table, i * shentsize) for i in range(shnum)]
-        for _, kind, _, _, offset, size, link, _, _, entsize in sections:
-            if kind != SHT_DYNSYM or not entsize or link >= len(sections):
-                continue
-            f.seek(offset)
-            symbols = f.read(size)
-            f.seek(sections[link][4])
-            names = f.read(sections[link][5])
-            for i in range(size // entsize):
-                name_at, _, _, shndx = struct.unpack_from("<IBBH", symbols, i * entsize)
-                if shndx != SHN_UNDEF and names.startswith(CXX_RUNTIME_PREFIXES, name_at):
-                    return True
+    try:
+        with path.open("rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+                return False
+            shoff, = struct.unpack_from("<Q", head, 0x28)
+            shentsize, shnum = struct.unpack_from("<HH", head, 0x3A)
+            if shentsize != 64:
+                return False
+            f.seek(shoff)
+            table = f.read(shentsize * shnum)
+            sections = [struct.unpack_from("<IIQQQQIIQQ", table, i * shentsize) for i in range(shnum)]
+            for _, kind, _, _, offset, size, link, _, _, entsize in sections:
+                if kind != SHT_DYNSYM or not entsize or link >= len(sections):
+                    continue
+                f.seek(offset)
+                symbols = f.read(size)
+                f.seek(sections[link][4])
+                names = f.read(sections[link][5])
+                for i in range(size // entsize):
+                    name_at, _, _, shndx = struct.unpack_from("<IBBH", symbols, i * entsize)
+                    if shndx != SHN_UNDEF and names.startswith(CXX_RUNTIME_PREFIXES, name_at):
+                        return True
+    except struct.error:  # a truncated file: llama.cpp's own load will say what is wrong with it
+        return False
     return False
 
 
 def libraries_with_own_cxx_runtime(folder: Path) -> list[str]:
-    """The shared libraries in `folder` (each file once, links followed) that export a libstdc++ copy."""
-    found = {p.resolve() for p in folder.glob("*.so*") if p.is_file()}
-    return sorted(p.name for p in found if exports_cxx_runtime(p))
+    """The shared libraries in `folder` that export a libstdc++ copy, each named once as `libX.so` (pip
+    installs libX.so, libX.so.0 and libX.so.0.25.3 as copies, or links, of one file)."""
+    found: dict[str, Path] = {}
+    for path in sorted(folder.glob("*.so*")):
+        if path.is_file() and ".so" in path.name:
+            found.setdefault(path.name[:path.name.index(".so") + 3], path)
+    return sorted(name for name, path in found.items() if exports_cxx_runtime(path))
 
 
 def llama_library_folder() -> Path:
@@ -65,8 +74,8 @@ def llama_library_folder() -> Path:
 
 @functools.cache
 def check_llama_build() -> None:
-    """Raises ModelError, before llama.cpp loads anything, when llama-cpp-python's libraries carry an
-    exported copy of libstdc++; a sound build is read once per process."""
+    """Raises ModelError, before any model load, when llama-cpp-python's libraries carry an exported copy
+    of libstdc++; a sound build is read once per process."""
     folder = llama_library_folder()
     if not folder.is_dir():
         return

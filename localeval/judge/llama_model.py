@@ -79,10 +79,12 @@ class LlamaModel:
 
     @classmethod
     def check(cls, config: RunConfig) -> None:
-        """The judge file the configuration names is present (no load)."""
+        """The judge file the configuration names is present, and llama-cpp-python's build can load it (no load)."""
         from .. import models
+        from .llama_build import check_llama_build
 
         models.resolve(config.judge, "judge")
+        check_llama_build()
 
     @classmethod
     def open(cls, config: RunConfig, cache: JudgeCache, **options: Any) -> LlamaModel:

@@ -54,7 +54,7 @@ function settingsPart(run) {
       trained && !judge.judge_model ? h("p", {class: "small muted"}, "The GGUF judge was not needed: every verdict came from the classifier.")
         : keyValues([["model", judge.judge_model], ["sha256", h("span", {class: "mono"}, judge.judge_sha256)], ["engine", judge.engine],
                      // on a GPU a verdict's number depends on how its tokens were batched (docs/pages/benchmarks/gpu.md)
-                     ...(judge.gpu_layers ? [["on the GPU", `${judge.gpu_layers < 0 ? "every layer" : `${judge.gpu_layers} layers`}, --parallel ${judge.parallel || 1}`]] : [])]),
+                     ...(judge.gpu_layers ? [["on the GPU", `${judge.gpu_layers < 0 ? "every layer" : `${judge.gpu_layers} layer${judge.gpu_layers === 1 ? "" : "s"}`}, --parallel ${judge.parallel || 1}`]] : [])]),
       trained ? h("h4", null, "Classifier judge (localeval train)") : null,
       trained ? keyValues([["folder", trained.path], ["sha256", h("span", {class: "mono"}, trained.sha256)], ["language", trained.lang],
                            ...Object.entries(trained.judgements).map(([name, j]) => [name, `answers ${j.prompt}; held out: accuracy ${fmt(j.held_out.accuracy)}, AUROC ${fmt(j.held_out.auroc)} (n ${count(j.held_out.n)})`])])
