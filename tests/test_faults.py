@@ -121,7 +121,7 @@ TRANSIENT = [
                   fault_proxy.status(503, "1")], (), id="overloaded"),
     pytest.param([fault_proxy.status(500), fault_proxy.DROP, fault_proxy.TRUNCATE, fault_proxy.GARBAGE], (),
                  id="broken-answers"),
-    pytest.param([fault_proxy.delay(6)], ("--judge-timeout", "3"), id="slower-than-the-timeout"),
+    pytest.param([fault_proxy.delay(24)], ("--judge-timeout", "12"), id="slower-than-the-timeout"),
 ]
 
 
