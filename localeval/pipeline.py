@@ -182,22 +182,28 @@ def _offloaded_judge_layers(built: Sequence[Metric], options: MetricOptions | No
     return RunConfig.resolve(judge).gpu_layers
 
 
+def _kits(metrics: Sequence[Metric]) -> list[tuple[ModelKit, set[str]]]:
+    """Each model kit the metrics share, once, with the kinds of model ("judge", "embedder") they need of it."""
+    kits: dict[int, tuple[ModelKit, set[str]]] = {}
+    for metric in metrics:
+        if metric.models and metric.kit is not None:
+            kits.setdefault(id(metric.kit), (metric.kit, set()))[1].update(metric.models)
+    return list(kits.values())
+
+
 def check_judge_options(metrics: Sequence[Metric]) -> None:
     """For a run whose models are on other machines (Ray's nodes): what of each judge's backend reads no file."""
     from .judge.backends import check_backend_options
 
-    for config in {id(m.kit): m.kit.config for m in metrics if m.kit is not None and "judge" in m.models}.values():
-        check_backend_options(config)
+    for kit, kinds in _kits(metrics):
+        if "judge" in kinds:
+            check_backend_options(kit.config)
 
 
 def check_models(metrics: Sequence[Metric]) -> None:
     """The judge's and embedder's files, the cache and the prompts of every judge metric, checked cheaply
     (no model is loaded), so a bad --judge or --cache fails in a second rather than after other work."""
-    kits: dict[int, tuple[ModelKit, set[str]]] = {}
-    for metric in metrics:
-        if metric.models and metric.kit is not None:
-            kits.setdefault(id(metric.kit), (metric.kit, set()))[1].update(metric.models)
-    for kit, kinds in kits.values():
+    for kit, kinds in _kits(metrics):
         kit.check(embedder="embedder" in kinds, judge="judge" in kinds)
     criteria = criteria_of(metrics)
     if any(c.levels for c in criteria):
