@@ -47,8 +47,8 @@ RECORDS = [
 def score(records: list[dict], cache: Path, parallel: int, n_ctx: int = 2048, **options: object) -> localeval.Result:
     judge = JudgeOptions(judge=TINY, cache=str(cache), n_ctx=n_ctx, n_threads=1, parallel=parallel)
     # The judge's own decomposition, so that batches mix grammar-constrained generation with verdicts.
-    return localeval.evaluate(records, metrics=METRICS, options=MetricOptions(judge=judge, faithfulness_statements="judge",
-                                                                              **options))
+    options = {"faithfulness_statements": "judge", **options}
+    return localeval.evaluate(records, metrics=METRICS, options=MetricOptions(judge=judge, **options))
 
 
 def values(result: localeval.Result) -> dict[str, dict[str, float]]:
@@ -312,13 +312,15 @@ def test_continuations_give_the_sequential_log_probabilities_however_they_are_cu
 @pytest.mark.cpu_numerics
 def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:
     # The whole passage is shown (evidence "context"): by default faithfulness shows each statement only the
-    # passage sentences naming what it adds to the question, and what the tiny judge's decomposition names
-    # is not known here.
+    # passage sentences naming what it adds to the question. The answers' own sentences are the statements, so
+    # that the windows are few and known (the tiny judge's decomposition can run to many statements, each of
+    # them windowed); the other tests batch generation beside verdicts.
     filler = " ".join(f"Item {i} of the archive lists a letter from Curie." for i in range(50))
     long = dict(RECORDS[0], id="long", contexts=[filler + " " + CONTEXT])
     records = [long, RECORDS[1], RECORDS[4]]
-    batched = score(records, tmp_path / "b.sqlite", parallel=3, n_ctx=768, faithfulness_evidence="context")
-    sequential = score(records, tmp_path / "s.sqlite", parallel=1, n_ctx=768, faithfulness_evidence="context")
+    options = {"faithfulness_evidence": "context", "faithfulness_statements": "sentences", "n_ctx": 768}
+    batched = score(records, tmp_path / "b.sqlite", parallel=3, **options)
+    sequential = score(records, tmp_path / "s.sqlite", parallel=1, **options)
     row = next(r for r in batched.rows if r["id"] == "long")
     assert row["details"]["faithfulness"]["windows"] > 1 and not row["skipped"]
     assert values(batched) == values(sequential)
@@ -394,7 +396,10 @@ def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.Mon
     assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=0) == cpu
     monkeypatch.setattr(config, "can_offload", lambda: True)
     gpu = {p: identity(BatchedLlamaBackend, parallel=p, n_gpu_layers=-1)["decoding"] for p in (4, 8)}
-    assert gpu[4] == {**cpu["decoding"], "gpu_layers": -1, "parallel": 4} and gpu[8]["parallel"] == 8
+    assert gpu[4] == {**cpu["decoding"], "gpu_layers": "all", "parallel": 4} and gpu[8]["parallel"] == 8
+    # -1 and a count beyond the model's layers offload the same layers; a part of them keys on its count
+    assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=99)["decoding"] == gpu[4]
+    assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=3)["decoding"]["gpu_layers"] == 3
     assert identity(SequentialLlamaBackend, n_gpu_layers=-1)["decoding"]["parallel"] == 1
 
 

@@ -111,8 +111,16 @@ class LlamaModel:
 
         decoding: dict[str, Any] = {"temperature": 0.0, "seed": self.seed, "llama_cpp": llama_cpp.__version__}
         if self.n_gpu_layers:  # a GPU's numbers differ from the CPU's, and by how the tokens were batched
-            decoding.update(gpu_layers=self.n_gpu_layers, **self.batching())
+            decoding.update(gpu_layers=self.offloaded(), **self.batching())
         return {"model_sha256": self.model_sha256, "decoding": decoding}
+
+    def offloaded(self) -> int | str:
+        """The layers on the GPU as a cache key names them: "all" for -1 and for any count beyond the model's
+        layers (llama.cpp then offloads its output layer too), which all compute the same numbers."""
+        import llama_cpp
+
+        layers = llama_cpp.llama_model_n_layer(self.llm.model)
+        return "all" if self.n_gpu_layers < 0 or self.n_gpu_layers > layers else self.n_gpu_layers
 
     def batching(self) -> dict[str, Any]:
         """What decides how a GPU batches a prompt's tokens, beyond the layers offloaded: one at a time here."""
