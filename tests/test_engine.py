@@ -379,8 +379,8 @@ def test_the_environment_offloads_the_judge_and_the_summary_says_where_it_ran(tm
 
 
 def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a GPU a verdict's number depends on the device and on how its tokens were batched, so those name
-    the cache entries there; on the CPU the key is as it always was, so that existing caches stay valid
+    """On a GPU a verdict's number depends on the layers offloaded and on how its tokens were batched (the
+    sequences side by side, a shared prefix copied or decoded again), so those name the cache entries there; on the CPU the key is as it always was, so that existing caches stay valid
     (some CPUs round by batch too, by less: docs/pages/judge/engine.md). llama.cpp built for the CPU ignores the layers, so this runs here."""
     from localeval.judge import config
 
@@ -396,7 +396,10 @@ def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.Mon
     assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=0) == cpu
     monkeypatch.setattr(config, "can_offload", lambda: True)
     gpu = {p: identity(BatchedLlamaBackend, parallel=p, n_gpu_layers=-1)["decoding"] for p in (4, 8)}
-    assert gpu[4] == {**cpu["decoding"], "gpu_layers": "all", "parallel": 4} and gpu[8]["parallel"] == 8
+    assert gpu[4] == {**cpu["decoding"], "gpu_layers": "all", "parallel": 4, "copy_prefixes": True}
+    assert gpu[8]["parallel"] == 8
+    copied_none = identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=-1, copy_prefixes=False)["decoding"]
+    assert copied_none == {**gpu[4], "copy_prefixes": False}
     # -1 and a count beyond the model's layers offload the same layers; a part of them keys on its count
     assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=99)["decoding"] == gpu[4]
     assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=3)["decoding"]["gpu_layers"] == 3

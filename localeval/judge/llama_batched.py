@@ -183,7 +183,8 @@ class BatchedLlamaBackend(LlamaModel):
         return {**super().describe(), "parallel": self.parallel, "lanes": self.lanes}
 
     def batching(self) -> dict[str, Any]:
-        return {"parallel": self.parallel}
+        # a prefix copied from another sequence's cells or decoded again is a differently batched computation
+        return {"parallel": self.parallel, "copy_prefixes": self.copy_prefixes}
 
     def close(self) -> None:
         import llama_cpp as lc
