@@ -380,8 +380,9 @@ def test_the_environment_offloads_the_judge_and_the_summary_says_where_it_ran(tm
 
 def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a GPU a verdict's number depends on the layers offloaded and on how its tokens were batched (the
-    sequences side by side, a shared prefix copied or decoded again), so those name the cache entries there; on the CPU the key is as it always was, so that existing caches stay valid
-    (some CPUs round by batch too, by less: docs/pages/judge/engine.md). llama.cpp built for the CPU ignores the layers, so this runs here."""
+    sequences side by side, a shared prefix copied or decoded again), so those name the cache entries there;
+    on the CPU the key is as it always was, so that existing caches stay valid (some CPUs round by batch too,
+    by less: docs/pages/judge/engine.md). llama.cpp built for the CPU ignores the layers, so this runs here."""
     from localeval.judge import config
 
     def identity(backend: type, **options: int) -> dict:
@@ -400,7 +401,7 @@ def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.Mon
     assert gpu[8]["parallel"] == 8
     copied_none = identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=-1, copy_prefixes=False)["decoding"]
     assert copied_none == {**gpu[4], "copy_prefixes": False}
-    # -1 and a count beyond the model's layers offload the same layers; a part of them keys on its count
+    # -1 and a count beyond the model's layers offload the same layers; offloading some keys on how many
     assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=99)["decoding"] == gpu[4]
     assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=3)["decoding"]["gpu_layers"] == 3
     assert identity(SequentialLlamaBackend, n_gpu_layers=-1)["decoding"]["parallel"] == 1

@@ -244,9 +244,9 @@ def driver_env(cluster: RayCluster, cache: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """JUDGED_IDS's lines of the example."""
-    lines = EXAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    records = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
     return write_jsonl(tmp_path_factory.mktemp("judged") / "judged.jsonl",
-                       [json.loads(line) for line in lines if json.loads(line)["id"] in JUDGED_IDS])
+                       [record for record in records if record["id"] in JUDGED_IDS])
 
 
 def score_args(data: Path, out: Path, *more: str) -> list[str]:
