@@ -96,7 +96,8 @@ def test_choice_distribution_sums_to_one(judge: Judge) -> None:
 @pytest.mark.default_judge
 def test_supported_statement_scores_higher_than_contradicted(tmp_path: Path) -> None:
     # The default judge: SmolLM2 cannot judge, and its margin here (0.26 against 0.18 on the Intel CPU first
-    # measured) was gone on an AMD EPYC, whose kernels round its numbers differently (0.19 against 0.19).
+    # measured) was gone on an AMD EPYC, whose kernels round its numbers differently (0.19 against 0.19). The
+    # default judge there: 0.948 and 0.952 against 0.013 and 0.017 (2026-11-27).
     judge = load_judge(cache=tmp_path / "judge.sqlite", n_ctx=2048, n_threads=1)
     supported = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower is in Paris."]
     contradicted = ["The Eiffel Tower is in Berlin.", "The tower is made of wood."]
