@@ -60,7 +60,7 @@ def libraries_with_own_cxx_runtime(folder: Path) -> list[str]:
     installs libX.so, libX.so.0 and libX.so.0.25.3 as copies, or links, of one file)."""
     found: dict[str, Path] = {}
     for path in sorted(folder.glob("*.so*")):
-        if path.is_file() and ".so" in path.name:
+        if path.is_file():  # the glob's ".so" is in every name
             found.setdefault(path.name[:path.name.index(".so") + 3], path)
     return sorted(name for name, path in found.items() if exports_cxx_runtime(path))
 
