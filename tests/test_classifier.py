@@ -14,7 +14,8 @@ from click.testing import CliRunner, Result
 
 from localeval.atomic import one_run_at_a_time
 from localeval.classifier.folder import Classifier, check_classifier
-from localeval.classifier.pairs import distilled_pairs, generated_pairs, labelled_pairs, read_pairs
+from localeval.classifier.pairs import (Pair, distilled_pairs, distinct_pairs, generated_pairs, labelled_pairs,
+                                       read_pairs, swapped_pairs)
 from localeval.classifier.training import MANIFEST, chance_bar, near_chance
 from localeval.cli import cli
 from localeval.errors import InputError
@@ -39,9 +40,10 @@ def labelled_rows() -> list[dict[str, Any]]:
         question = f"What is the capital of {country}?"
         rows += [{"question": question, "context": f"{city} is the capital of {country}.", "answer": f"It is {city}.",
                   "context_relevance": 1, "answer_faithfulness": 1, "answer_relevance": 1},
+                 # the right answer, which another country's passage does not support
                  {"question": question, "context": f"{other_city} is the capital of {other_country}.",
-                  "answer": f"It is {other_city}.", "context_relevance": 0, "answer_faithfulness": 0,
-                  "answer_relevance": 0}]
+                  "answer": f"It is {city}.", "context_relevance": 0, "answer_faithfulness": 0},
+                 {"question": question, "answer": f"It is {other_city}.", "answer_relevance": 0}]
     return rows
 
 
@@ -195,6 +197,23 @@ def test_long_passage_is_windowed_by_the_classifier_tokens(tmp_path: Path, class
     assert details["windows"] > 1  # the 64-token cross-encoder got pieces, not a silently cut passage
 
 
+@pytest.mark.model("all-minilm-l6-v2", "smollm2-135m-instruct-q4_1")
+def test_a_pair_longer_than_the_window_goes_to_the_gguf_judge_uncut(tmp_path: Path, classifier: Path) -> None:
+    long_answer = "The capital is Paris, " + ", ".join(f"a city with district number {i}" for i in range(16)) + "."
+    rows = [dict(samples(1)[0], id="long", answer=long_answer, contexts=[{"id": "p", "text": long_answer}]),
+            samples(2)[1]]
+    data = write_jsonl(tmp_path / "rows.jsonl", [json.dumps(r) for r in rows])
+    result = invoke("score", str(data), "-m", "faithfulness,answer_relevance_rating", "--classifier", str(classifier),
+                    "--judge", "smollm2-135m-instruct-q4_1", "--n-ctx", "2048", "-o", str(tmp_path / "run"),
+                    "--cache", str(tmp_path / "c.sqlite"), "--threads", "1", "-q")
+    assert result.exit_code == 0, result.output
+    judge = json.loads((tmp_path / "run" / "summary.json").read_text())["judge"]
+    assert judge["judge_model"] == "smollm2-135m-instruct-q4_1.gguf"  # loaded for the long pairs only
+    for metric in ("faithfulness", "answer_relevance_rating"):
+        usage = judge["usage"][metric]  # the long answer's one sentence, and its rating, went to the GGUF judge
+        assert 0 < usage["classified"] < usage["calls"], (metric, usage)
+
+
 def test_chinese_sample_is_refused_in_one_line(tmp_path: Path, classifier: Path) -> None:
     row = {"id": "zh", "question": "法国的首都是哪里？", "answer": "巴黎是法国的首都。",
            "contexts": [{"id": "c", "text": "巴黎是法国的首都和最大城市。"}]}
@@ -221,6 +240,14 @@ def _damage(kind: str, clf: Path) -> None:
         manifest.write_text(json.dumps({"format": "something-else"}))
     elif kind == "newer version":
         manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), version=99)))
+    elif kind == "file added":
+        (clf / "context_relevance" / "pytorch_model.bin").write_bytes(b"not the trained weights")
+    elif kind == "lang removed":
+        manifest.write_text(json.dumps({k: v for k, v in json.loads(manifest.read_text()).items() if k != "lang"}))
+    elif kind == "figures removed":
+        edited = json.loads(manifest.read_text())
+        edited["judgements"]["context_relevance"] = {}
+        manifest.write_text(json.dumps(edited))
 
 
 @pytest.mark.parametrize("kind, message", [
@@ -230,6 +257,9 @@ def _damage(kind: str, clf: Path) -> None:
     ("manifest truncated", "not valid JSON; the folder is damaged"),
     ("foreign manifest", "not a localeval classifier manifest"),
     ("newer version", "manifest version 99"),
+    ("file added", "context_relevance/pytorch_model.bin is not in manifest.json"),
+    ("lang removed", "lang None (expected one of en, zh); the manifest was changed"),
+    ("figures removed", "judgement 'context_relevance' has no held-out figures"),
 ])
 def test_damaged_or_foreign_folder_is_one_line_before_scoring(tmp_path: Path, classifier: Path, kind: str,
                                                                message: str) -> None:
@@ -252,8 +282,18 @@ def test_train_refuses_a_folder_of_other_files_and_too_few_pairs(tmp_path: Path)
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     busy = invoke("train", "--data", str(data), "-o", str(tmp_path / "mine"))
-    assert busy.exit_code == 2 and "holds files and no manifest.json" in busy.output
+    assert busy.exit_code == 2 and "holds files and is not a classifier folder" in busy.output
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    # a manifest.json of another kind (a web app's) does not make a folder ours to replace
+    (tmp_path / "mine" / "manifest.json").write_text('{"name": "my app", "start_url": "/"}')
+    app = invoke("train", "--data", str(data), "-o", str(tmp_path / "mine"))
+    assert app.exit_code == 2 and "is not a classifier folder" in app.output
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["manifest.json", "notes.txt"]
+    chinese = write_jsonl(tmp_path / "zh.jsonl", [json.dumps(r) for r in labelled_rows()[:8]] + [json.dumps(
+        {"question": "法国的首都是哪里？", "context": "巴黎是法国的首都。", "context_relevance": 1})])
+    zh = invoke("train", "--data", str(chinese), "-o", str(tmp_path / "zh-clf"))
+    assert zh.exit_code == 2 and f"{chinese}: Chinese training pairs" in zh.output and "English only" in zh.output
+    assert not (tmp_path / "zh-clf").exists()
     with one_run_at_a_time(tmp_path / "held"):  # another training into it, still running
         held = invoke("train", "--data", str(data), "-o", str(tmp_path / "held"))
     assert held.exit_code == 2 and f"output folder {tmp_path / 'held'} is in use by another localeval run" in held.output
@@ -271,6 +311,9 @@ def test_labelled_rows_errors_name_file_line_and_field(tmp_path: Path) -> None:
         list(labelled_pairs(path, str(path)))
     path = write_jsonl(tmp_path / "none.jsonl", ['{"question": "q"}'])
     with pytest.raises(InputError, match=r"none.jsonl:1: no label"):
+        read_pairs([path])
+    path = write_jsonl(tmp_path / "ctx.jsonl", ['{"question": "q", "contexts": [{"text": null}], "context_relevance": 1}'])
+    with pytest.raises(InputError, match=r"ctx.jsonl:1: field 'contexts': each context is a string or an object"):
         read_pairs([path])
 
 
@@ -315,6 +358,40 @@ def test_generated_folder_gives_all_three_judgements(tmp_path: Path) -> None:
         generated_pairs(folder, seed=0)
 
 
+def _two_rows(folder: Path, first: tuple[str, str, str], second: tuple[str, str, str]) -> list[Pair]:
+    """The pairs of a generate folder of two rows (question, reference, passage): each one's other row is the
+    other one, so which negatives are drawn is fixed."""
+    folder.mkdir()
+    rows = [{"id": str(i), "question": q, "reference": r, "reference_docs": [{"id": str(i), "text": t}]}
+            for i, (q, r, t) in enumerate((first, second))]
+    where = str(write_jsonl(folder / "testset.jsonl", [json.dumps(r) for r in rows]))
+    write_jsonl(folder / "negatives.jsonl", [])
+    pairs = generated_pairs(folder, seed=0)
+    swaps = swapped_pairs([(r, r["reference_docs"][0]["text"]) for r in rows], where, seed=0)
+    assert pairs[len(pairs) - len(swaps):] == swaps
+    return pairs[:len(pairs) - len(swaps)]
+
+
+def test_another_answer_is_a_negative_only_where_it_is_one(tmp_path: Path) -> None:
+    both_yes = _two_rows(tmp_path / "yes", ("Is Paris in France?", "Yes.", "Paris is a city in France."),
+                         ("Is Rome in Italy?", "yes", "Rome is a city in Italy."))
+    assert {(p.judgement, p.label) for p in both_yes} == {("answer_faithfulness", 1.0), ("answer_relevance", 1.0)}
+    named = _two_rows(tmp_path / "named", ("Capital of France?", "Paris", "Paris is the capital of France, not Rome."),
+                      ("Capital of Italy?", "Rome", "Rome is the capital of Italy."))
+    negatives = [(p.judgement, p.first, p.second) for p in named if p.label == 0.0]
+    assert negatives == [("answer_relevance", "Capital of France?", "Rome"),  # the passage names Rome: no negative
+                         ("answer_faithfulness", "Rome is the capital of Italy.", "Paris"),
+                         ("answer_relevance", "Capital of Italy?", "Paris")]
+
+
+def test_each_distinct_pair_is_trained_once_and_copies_that_disagree_average() -> None:
+    a, b = Pair("answer_faithfulness", "c", "s", 1.0, "x"), Pair("answer_faithfulness", "c", "t", 0.0, "x")
+    assert distinct_pairs([a, b, a, Pair("answer_faithfulness", "c", "t", 1.0, "y")]) == [
+        a, Pair("answer_faithfulness", "c", "t", 0.5, "x")]
+    assert distinct_pairs([a, Pair("answer_relevance", "c", "s", 1.0, "x")]) == [
+        a, Pair("answer_relevance", "c", "s", 1.0, "x")]
+
+
 def test_distilled_pairs_take_the_judge_probabilities(tmp_path: Path) -> None:
     row = {"id": "a", "question": "Capital of France?", "answer": "Paris.",
            "contexts": [{"id": "1", "text": "Paris is the capital."}, {"id": "2", "text": "Bananas."}],
@@ -331,4 +408,27 @@ def test_distilled_pairs_take_the_judge_probabilities(tmp_path: Path) -> None:
     assert list(distilled_pairs(tmp_path)) == pairs
     write_jsonl(path, [json.dumps({"id": "a", "question": "q", "metrics": {}, "details": {}})])
     with pytest.raises(InputError, match="no judge verdicts to learn from"):
+        list(distilled_pairs(tmp_path))
+
+
+def _statement(p: object) -> dict[str, object]:
+    return {"against": "contexts", "statements": [{"text": "Paris.", "p": p}]}
+
+
+@pytest.mark.parametrize("row, message", [
+    ([1], r"samples.jsonl:1: expected a JSON object"),
+    ({"contexts": ["c"], "details": {"faithfulness": _statement(None)}},
+     r"samples.jsonl:1: field 'details.faithfulness.statements\[\].p': expected a probability in \[0, 1\], got null"),
+    ({"contexts": ["c"], "details": {"faithfulness": _statement(1.7)}}, r"got 1.7"),
+    ({"contexts": ["c"], "details": {"faithfulness": _statement(True)}}, r"got true"),
+    ({"contexts": ["c"], "details": {"faithfulness": {"against": "contexts", "statements": [{"p": 0.5}]}}},
+     r"field 'details.faithfulness.statements': each statement is an object with a string `text`"),
+    ({"contexts": [{"id": "1", "text": None}]}, r"field 'contexts': each context is a string or an object"),
+    ({"contexts": "c"}, r"field 'contexts': expected a list"),
+    ({"contexts": ["c"], "details": {"passage_relevance": {"passages": [{"rank": 1, "p": -0.1}]}}},
+     r"field 'details.passage_relevance.passages\[\].p'"),
+])
+def test_a_damaged_run_to_distill_is_one_line_naming_line_and_field(tmp_path: Path, row: object, message: str) -> None:
+    write_jsonl(tmp_path / "samples.jsonl", [json.dumps({"id": "ok", "question": "q", "metrics": {}}), json.dumps(row)])
+    with pytest.raises(InputError, match=message.replace("samples.jsonl:1", "samples.jsonl:2")):
         list(distilled_pairs(tmp_path))

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import LocalevalError
+from ..judge.prompts import LANGS
 from ..models import sha256_of
 from .judgements import BY_PROMPT, JUDGEMENTS, Judgement
 
@@ -93,15 +95,44 @@ def check_classifier(path: Path | str) -> ClassifierFolder:
     if unknown:
         raise ClassifierError(f"--classifier {manifest_path}: unknown judgement {unknown[0]!r}; known: "
                               f"{', '.join(JUDGEMENTS)}")
+    _check_fields(manifest, manifest_path)
+    for name in judgements:  # a file added where a model loads from could change what loads
+        added = sorted(str(f.relative_to(folder)) for f in (folder / name).rglob("*")
+                       if f.is_file() and str(f.relative_to(folder)) not in files)
+        if added:
+            raise ClassifierError(f"--classifier {folder}: {added[0]} is not in {MANIFEST}; the folder was changed: "
+                                  "remove the file, or copy the folder again")
     for name, digest in sorted(files.items()):
         file = folder / name
         if not file.is_file():
             raise ClassifierError(f"--classifier {folder}: {name} is missing; the folder is incomplete: copy "
                                   "it whole or train it again")
-        if sha256_of(file) != digest:
+        try:
+            found = sha256_of(file)
+        except OSError as exc:
+            raise ClassifierError(f"--classifier {folder}: cannot read {name}: {exc.strerror}") from None
+        if found != digest:
             raise ClassifierError(f"--classifier {folder}: {name} does not match the sha256 in {MANIFEST}; "
                                   "the folder was changed or damaged: copy it again or train it again")
     return ClassifierFolder(folder, manifest, hashlib.sha256(raw).hexdigest())
+
+
+def _check_fields(manifest: dict[str, Any], path: Path) -> None:
+    """The fields a run reads (the language, the base, each judgement's held-out figures), so a hand-edited
+    manifest is one line here rather than an error in the middle of a run."""
+    problem = None
+    if manifest.get("lang") not in LANGS:
+        problem = f"lang {manifest.get('lang')!r} (expected one of {', '.join(LANGS)})"
+    elif not isinstance(manifest.get("base"), dict):
+        problem = "no base model record"
+    else:
+        for name, trained in manifest["judgements"].items():
+            if not isinstance(trained, dict) or not isinstance(trained.get("held_out"), dict):
+                problem = f"judgement {name!r} has no held-out figures"
+                break
+    if problem:
+        raise ClassifierError(f"--classifier {path}: {problem}; the manifest was changed: train the classifier "
+                              "again")
 
 
 class Classifier:
@@ -141,6 +172,9 @@ class Classifier:
         out = [0.0] * len(pairs)
         for i, score in zip(order, scores):
             out[i] = float(score)
+        if not all(math.isfinite(p) for p in out):  # never cached, never read as a 0 or a 1
+            raise ClassifierError(f"the classifier {self.folder.path / judgement.name} gave a score that is not "
+                                  "a number: its training diverged; train it again with a lower --learning-rate")
         return out
 
 
@@ -151,8 +185,11 @@ def _native_bf16() -> bool:
     if torch.cuda.is_available():
         return False
     try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):  # a torch without oneDNN, or without this probe
+        # oneDNN's own probe says yes on any AVX-512 CPU, where bfloat16 is emulated and slower than float32;
+        # the instructions themselves are AVX512-BF16 and AMX.
+        in_hardware = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+        return bool(in_hardware and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # a torch without oneDNN, or without these probes
         return False
 
 

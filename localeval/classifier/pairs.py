@@ -72,11 +72,33 @@ def generated_pairs(folder: Path, seed: int) -> list[Pair]:
     rng = np.random.default_rng(seed)
     for i, (row, passage) in enumerate(rows):
         other, _ = rows[(i + 1 + int(rng.integers(len(rows) - 1))) % len(rows)]  # any row but this one
-        pairs += [Pair("answer_faithfulness", passage, row["reference"], 1.0, where),
-                  Pair("answer_faithfulness", passage, other["reference"], 0.0, where),
-                  Pair("answer_relevance", row["question"], row["reference"], 1.0, where),
-                  Pair("answer_relevance", row["question"], other["reference"], 0.0, where)]
+        own, borrowed = row["reference"], other["reference"]
+        # Another question's answer is a negative only where it is one: not when it is this answer too ("Yes",
+        # "1995"), nor, for faithfulness, when the passage itself says it (a bare name it holds is supported).
+        differs = _folded(borrowed) != _folded(own)
+        pairs.append(Pair("answer_faithfulness", passage, own, 1.0, where))
+        if differs and _folded(borrowed) not in _folded(passage):
+            pairs.append(Pair("answer_faithfulness", passage, borrowed, 0.0, where))
+        pairs.append(Pair("answer_relevance", row["question"], own, 1.0, where))
+        if differs:
+            pairs.append(Pair("answer_relevance", row["question"], borrowed, 0.0, where))
     return pairs + swapped_pairs(rows, where, seed)
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".。")
+
+
+def distinct_pairs(pairs: Sequence[Pair]) -> list[Pair]:
+    """Each (judgement, first, second) once, in first-seen order, so no copy of a training pair is among the
+    held-out ones (generate's negatives.jsonl and its testset.jsonl both give a passage with its answer, and
+    one file given twice gives every pair twice). Copies that disagree (two people's labels) become one
+    pair with their mean as a soft label."""
+    groups: dict[tuple[str, str, str], list[Pair]] = {}
+    for pair in pairs:
+        groups.setdefault((pair.judgement, pair.first, pair.second), []).append(pair)
+    return [same[0] if len(same) == 1 else Pair(*key, float(np.mean([p.label for p in same])), same[0].source)
+            for key, same in groups.items()]
 
 
 def swapped_pairs(rows: Sequence[tuple[dict[str, Any], str]], source: str, seed: int) -> list[Pair]:
@@ -133,7 +155,7 @@ def labelled_pairs(path: Path, source: str) -> Iterator[Pair]:
 def _texts(row: dict[str, Any], judgement: str, source: str, line: int) -> tuple[str, str]:
     context = row.get("context")
     if context is None and isinstance(row.get("contexts"), list):
-        context = "\n\n".join(_context_text(c) for c in row["contexts"])
+        context = "\n\n".join(_context_text(c, source, line) for c in row["contexts"])
     needs = JUDGEMENTS[judgement].row_fields
     values = {"question": row.get("question"), "context": context, "answer": row.get("answer")}
     for field in needs:
@@ -143,9 +165,12 @@ def _texts(row: dict[str, Any], judgement: str, source: str, line: int) -> tuple
     return values[needs[0]], values[needs[1]]
 
 
-def _context_text(context: Any) -> str:
+def _context_text(context: Any, source: str, line: int | None) -> str:
     """A context as a row gives it (a run keeps its input's as they came): an object with a text, or a string."""
-    return context.get("text", "") if isinstance(context, dict) else str(context)
+    text = context.get("text") if isinstance(context, dict) else context
+    if not isinstance(text, str):
+        raise InputError(source, line, "contexts", "each context is a string or an object with a string `text`")
+    return text
 
 
 def distilled_pairs(run: Path) -> Iterator[Pair]:
@@ -155,27 +180,56 @@ def distilled_pairs(run: Path) -> Iterator[Pair]:
     source = str(path)
     found = False
     for line, row in iter_jsonl(path):
-        details = row.get("details") or {} if isinstance(row, dict) else {}
-        contexts = [_context_text(c) for c in row.get("contexts") or []]
+        if not isinstance(row, dict):
+            raise InputError(source, line, None, "expected a JSON object: a row of a run's samples.jsonl")
+        details = row.get("details") or {}
+        contexts = [_context_text(c, source, line) for c in _list(row, "contexts", source, line)]
         question = row.get("question") or ""
-        for passage in (details.get("passage_relevance") or {}).get("passages", []):
-            rank = passage.get("rank")
+        for passage in _list(_object(details, "passage_relevance", source, line), "passages", source, line):
+            rank = passage.get("rank") if isinstance(passage, dict) else None
             if isinstance(rank, int) and 0 < rank <= len(contexts):
                 found = True
-                yield Pair("context_relevance", question, contexts[rank - 1], float(passage["p"]), source)
-        faithfulness = details.get("faithfulness") or {}
+                yield Pair("context_relevance", question, contexts[rank - 1],
+                           _probability(passage, "details.passage_relevance.passages[].p", source, line), source)
+        faithfulness = _object(details, "faithfulness", source, line)
         if faithfulness.get("against") == "contexts" and contexts:
-            for statement in faithfulness.get("statements", []):
+            for statement in _list(faithfulness, "statements", source, line):
+                if not isinstance(statement, dict) or not isinstance(statement.get("text"), str):
+                    raise InputError(source, line, "details.faithfulness.statements",
+                                     "each statement is an object with a string `text` and a probability `p`")
                 found = True
-                yield Pair("answer_faithfulness", "\n\n".join(contexts), statement["text"], float(statement["p"]),
-                           source)
+                yield Pair("answer_faithfulness", "\n\n".join(contexts), statement["text"],
+                           _probability(statement, "details.faithfulness.statements[].p", source, line), source)
         score = (row.get("metrics") or {}).get("answer_relevance_rating")
-        if isinstance(score, float) and row.get("answer"):
+        if isinstance(score, float) and isinstance(row.get("answer"), str) and row["answer"]:
             found = True
-            yield Pair("answer_relevance", question, row["answer"], score, source)
+            yield Pair("answer_relevance", question, row["answer"],
+                       _probability({"p": score}, "metrics.answer_relevance_rating", source, line), source)
     if not found:
         raise InputError(source, None, None, "no judge verdicts to learn from (--distill); score the unlabelled "
                          "samples with -m passage_relevance,faithfulness,answer_relevance_rating first")
+
+
+def _object(parent: dict[str, Any], key: str, source: str, line: int) -> dict[str, Any]:
+    value = parent.get(key) or {}
+    if not isinstance(value, dict):
+        raise InputError(source, line, key, "expected a JSON object, as `localeval score` writes it")
+    return value
+
+
+def _list(parent: dict[str, Any], key: str, source: str, line: int) -> list[Any]:
+    value = parent.get(key) or []
+    if not isinstance(value, list):
+        raise InputError(source, line, key, "expected a list, as `localeval score` writes it")
+    return value
+
+
+def _probability(holder: dict[str, Any], field: str, source: str, line: int) -> float:
+    """A soft label: a number in [0, 1] (a probability the judge gave), never a NaN or a boolean."""
+    p = holder.get("p")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise InputError(source, line, field, f"expected a probability in [0, 1], got {json.dumps(p)}")
+    return float(p)
 
 
 def data_sha256(pairs: Sequence[Pair]) -> str:

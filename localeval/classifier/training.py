@@ -21,13 +21,13 @@ import numpy as np
 
 from .. import __version__
 from ..atomic import one_run_at_a_time
-from ..errors import OptionError, OutputError
+from ..errors import InputError, OptionError, OutputError
 from ..files import check_output_dir
 from ..progress import Progress
 from ..models import sha256_of
 from .folder import FORMAT, FORMAT_VERSION, MANIFEST, load_cross_encoder
 from .judgements import JUDGEMENTS
-from .pairs import Pair, data_sha256
+from .pairs import Pair, data_sha256, distinct_pairs
 
 BASE = "all-minilm-l6-v2"
 #: The parameters the cross-encoder adds to the base (see _optimizer), and how much faster they learn.
@@ -61,18 +61,35 @@ def train(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progress:
     training never leaves a half-written classifier where a run would read it; out_dir is held for the whole
     training, so a second one into it stops at once instead of replacing the first's result. Returns the
     manifest."""
+    out_dir = out_dir.resolve()  # `-o .` has no name to build the staging folder beside it with
     check_output_dir(out_dir, (MANIFEST,))
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MANIFEST).is_file():
-        raise OutputError(f"{out_dir} holds files and no {MANIFEST}: give a new folder, or a classifier "
-                          "folder to replace")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not _is_classifier(out_dir):
+        raise OutputError(f"{out_dir} holds files and is not a classifier folder (no {MANIFEST} of format "
+                          f"{FORMAT!r}): give a new folder, or a classifier folder to replace")
+    check_output_dir(out_dir.parent)  # the finished folder is built beside it, then renamed in
     with one_run_at_a_time(out_dir):
-        return _trained(pairs, out_dir, options, progress)
+        try:
+            return _trained(pairs, out_dir, options, progress)
+        except OSError as exc:  # a full disk or a folder taken away mid-training; nothing is left half-written
+            raise OutputError(f"cannot write the classifier into {out_dir}: {exc.strerror or exc}; free the "
+                              "space or fix the folder, then train again") from None
+
+
+def _is_classifier(folder: Path) -> bool:
+    """Whether `folder` is one `train` wrote, so replacing it loses nothing else: a manifest.json of another
+    kind (a web app's, an extension's) means a folder that is not ours to delete."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
 
 
 def _trained(pairs: Sequence[Pair], out_dir: Path, options: TrainOptions, progress: bool) -> dict[str, Any]:
     from .. import models
 
-    by_judgement = _split_by_judgement(pairs, options.judgements)
+    _check_english(pairs)
+    by_judgement = _split_by_judgement(distinct_pairs(pairs), options.judgements)
     base = models.find(BASE, "embedder")
     base_path = models.resolve(BASE, "embedder")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -123,6 +140,18 @@ def near_chance(manifest: dict[str, Any]) -> list[str]:
                          "against your own labels (localeval calibrate) before relying on it, or train again "
                          "with another --seed or more pairs")
     return lines
+
+
+def _check_english(pairs: Sequence[Pair]) -> None:
+    """Chinese pairs are refused, not learned: the base reads English only, and a classifier trained on text
+    it cannot read would still write a folder that scores."""
+    from ..judge.prompts import detect_lang
+
+    for pair in pairs:
+        if detect_lang(f"{pair.first} {pair.second}") != "en":
+            raise InputError(pair.source, None, None, f"Chinese training pairs ({pair.second[:40]!r}): the "
+                             f"classifier's base ({BASE}) reads English only; train on English pairs, and score "
+                             "Chinese samples without --classifier")
 
 
 def _split_by_judgement(pairs: Sequence[Pair], wanted: tuple[str, ...] | None) -> dict[str, list[Pair]]:
@@ -183,6 +212,9 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
         (target / leftover).unlink(missing_ok=True)
     probs = np.asarray(model.predict([(p.first, p.second) for p in held], batch_size=64, show_progress_bar=False,
                                      activation_fn=torch.nn.Sigmoid(), convert_to_numpy=True), dtype=float)
+    if not np.isfinite(probs).all():
+        raise OptionError(f"{name}: the training diverged (its scores are not numbers); train again with a lower "
+                          f"--learning-rate than {options.learning_rate:g}")
     labels = np.asarray([p.label >= 0.5 for p in held], dtype=float)
     area = auroc(labels, probs)
     return {"prompt": JUDGEMENTS[name].prompt, "pairs": {"train": len(train_pairs), "held_out": len(held)},

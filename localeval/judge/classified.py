@@ -1,6 +1,8 @@
 """The judge with a trained classifier in front (`--classifier DIR`): the yes/no questions of the prompts
 the classifier was trained for are answered by it, every other question by the GGUF judge, which loads
-only when such a question comes. Metrics keep their flows; only who answers changes.
+only when such a question comes. Metrics keep their flows; only who answers changes. A pair the
+cross-encoder cannot read whole (an answer to rate, or a statement, longer than its window) goes to the
+GGUF judge too: the classifier never scores a text with its end cut off.
 
 A classifier reads the pair of texts the prompt was rendered with (RenderedPrompt.variables), not the
 chat. Its answers go through the judge cache like any judge's, keyed by the classifier folder's hash, so
@@ -25,6 +27,9 @@ from .windows import split_to_fit
 
 #: Special tokens a cross-encoder adds around a pair ([CLS] a [SEP] b [SEP]).
 PAIR_OVERHEAD = 3
+#: The fewest tokens of a passage a window may hold; a statement or question that leaves less goes to the
+#: GGUF judge with its windows, rather than being checked against scraps of a few words.
+MIN_WINDOW = 32
 LANG_NAMES = {"en": "English", "zh": "Chinese"}
 
 
@@ -78,7 +83,10 @@ class ClassifiedJudge:
 
         pair = _pair(judgement, prompt)
         used = sum(count(text) for text in pair if text)
-        return TokenBudget(self.classifier.max_tokens(judgement) - PAIR_OVERHEAD - used, count)
+        budget = self.classifier.max_tokens(judgement) - PAIR_OVERHEAD - used
+        if budget < MIN_WINDOW:
+            return self.llm.context_budget(prompt, max_tokens)
+        return TokenBudget(budget, count)
 
     def windows(self, text: str, budget: int) -> list[str]:
         if not isinstance(budget, TokenBudget):
@@ -100,7 +108,7 @@ class ClassifiedJudge:
         mine: dict[Judgement, list[int]] = {}
         for i, ask in enumerate(asks):
             judgement = self._judgement(ask.prompt, ask.kind)
-            if judgement is not None:
+            if judgement is not None and self._reads_whole(judgement, ask.prompt):
                 mine.setdefault(judgement, []).append(i)
         for judgement, indices in mine.items():
             for i, answer in zip(indices, self._classify(judgement, [asks[i] for i in indices])):
@@ -122,6 +130,13 @@ class ClassifiedJudge:
                 f"{self.folder.path} was trained for {LANG_NAMES.get(self.folder.lang, self.folder.lang)} only "
                 "(its base model reads no other language); score these samples without --classifier")
         return judgement
+
+    def _reads_whole(self, judgement: Judgement, prompt: RenderedPrompt) -> bool:
+        """Whether the pair fits the cross-encoder, which would otherwise cut its end off unread: a windowed
+        passage always fits (context_budget), an answer to rate or a statement too long does not, and goes
+        to the GGUF judge."""
+        used = sum(self.classifier.count_tokens(judgement, text) for text in _pair(judgement, prompt) if text)
+        return used + PAIR_OVERHEAD <= self.classifier.max_tokens(judgement)
 
     def _classify(self, judgement: Judgement, asks: Sequence[Ask]) -> list[Answer]:
         """Each distinct pair looked up in the cache, the rest scored in one batch and cached; as in the
