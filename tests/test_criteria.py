@@ -107,6 +107,16 @@ def test_a_folder_loads_every_file_and_one_name_cannot_mean_two_criteria(tmp_pat
     write(tmp_path / "set", "b_short", LEVELS.format(name="b_short"))
     assert load_criteria([tmp_path / "set"]) == ["criteria.a_year", "criteria.b_short"]
     assert load_criteria([tmp_path / "set" / "a_year.toml"]) == ["criteria.a_year"]  # the same file again: fine
+    # a file given twice, or a folder and one of its files, is one metric (the summary holds each metric once)
+    assert load_criteria([tmp_path / "set", tmp_path / "set" / "a_year.toml"]) == ["criteria.a_year", "criteria.b_short"]
+    twice = build_metrics("faithfulness", MetricOptions(criteria=[tmp_path / "set", tmp_path / "set" / "b_short.toml"]),
+                          kit=fake_kit(FakeBackend(rule), tmp_path / "c.sqlite"))
+    assert [m.name for m in twice] == ["faithfulness", "criteria.a_year", "criteria.b_short"]
+    # a byte-order mark (Notepad's UTF-8) is not a TOML error
+    bom = tmp_path / "bom" / "c_bom.toml"
+    bom.parent.mkdir()
+    bom.write_bytes(b"\xef\xbb\xbf" + YES_NO.format(name="c_bom").encode())
+    assert load_criteria([bom]) == ["criteria.c_bom"]
     other = write(tmp_path / "other", "a_year", YES_NO.format(name="a_year").replace("a year", "a place"))
     with pytest.raises(CriterionError, match="field 'name': criteria.a_year is already defined by .*set/a_year.toml"):
         load_criteria([other])

@@ -183,7 +183,7 @@ def read_criteria(paths: Iterable[str | Path]) -> list[Criterion]:
             raise CriterionError(f"--criteria {path}: no such file or folder")
         for file in files:
             try:
-                text = file.read_text(encoding="utf-8")
+                text = file.read_text(encoding="utf-8-sig")  # an editor's byte-order mark is no TOML error
             except (OSError, UnicodeDecodeError) as exc:
                 raise CriterionError(f"{file}: cannot be read as UTF-8 text ({exc})") from None
             found.append(parse_criterion(text, str(file)))
@@ -192,8 +192,8 @@ def read_criteria(paths: Iterable[str | Path]) -> list[Criterion]:
 
 def load_criteria(paths: Iterable[str | Path]) -> list[str]:
     """Register the criteria of files and folders as metrics; their metric names, in order. Loading a
-    file again is harmless; two different criteria of one name are an error."""
-    return [register_criterion(criterion) for criterion in read_criteria(paths)]
+    file again is harmless (its name comes once); two different criteria of one name are an error."""
+    return list(dict.fromkeys(register_criterion(criterion) for criterion in read_criteria(paths)))
 
 
 def register_criterion(criterion: Criterion) -> str:
