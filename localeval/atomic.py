@@ -74,6 +74,13 @@ class AtomicFiles:
         if not pairs:
             return
         try:
+            self._commit(pairs)
+        except BaseException:  # Ctrl-C during an fsync or while waiting for the folder: no temp is left behind
+            _remove(temp for temp, _ in pairs)  # (a temp already renamed into place is no longer there)
+            raise
+
+    def _commit(self, pairs: list[tuple[Path, Path]]) -> None:
+        try:
             for temp, final in pairs:
                 if final.is_dir():
                     raise OutputError(f"cannot write {final}: a folder of that name is in the way")

@@ -32,6 +32,7 @@ class Script:
     top_logprobs: list[tuple[str, float]] | None = field(default_factory=lambda: [("Yes", -0.2), ("No", -1.8), (" yes", -4.0)])
     fail_next: int = 0  # answer this many requests with HTTP fail_status first
     fail_status: int = 503
+    fail_on: dict[str, int] = field(default_factory=dict)  # path: answer its next N requests with fail_status
     redirect_to: str | None = None  # answer chat completions with a 307 to this URL
     # Hold each chat completion until this many are in flight at once (then LINGER_SECONDS more), then hold
     # none again (0: never). A client that sends fewer at a time never opens it: hold_until stays unchanged.
@@ -103,6 +104,9 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
             script.requests.append((self.command, self.path, dict(self.headers), body))
 
         def _failing(self) -> bool:
+            if script.fail_on.get(self.path, 0) > 0:
+                script.fail_on[self.path] -= 1
+                script.fail_next += 1
             if script.fail_next > 0:
                 script.fail_next -= 1
                 self._send(script.fail_status, {"error": {"message": "loading model" if script.fail_status == 503

@@ -74,6 +74,31 @@ def test_a_failed_rename_restores_every_previous_file(tmp_path: Path, monkeypatc
     assert contents(folder) == OLD
 
 
+@pytest.mark.parametrize("files", [1, 3])
+def test_ctrl_c_during_the_commit_leaves_the_previous_files_and_no_temp(tmp_path: Path, files: int,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """KeyboardInterrupt while a large temp is flushed to disk (before any rename): the previous files stay,
+    and the temps written so far are removed, not left for the next run's sweep."""
+    import localeval.atomic as atomic
+
+    folder = previous(tmp_path / "out")
+    real_fsync = atomic._fsync
+
+    def interrupted_second(path):  # noqa: ANN001
+        if path.name.startswith("." + sorted(OLD)[min(1, files - 1)]):
+            raise KeyboardInterrupt
+        real_fsync(path)
+
+    monkeypatch.setattr(atomic, "_fsync", interrupted_second)
+    with pytest.raises(KeyboardInterrupt):
+        with AtomicFiles(folder) as written:
+            for name in sorted(OLD)[:files]:
+                with written.open(name) as handle:
+                    handle.write("new\n")
+            written.commit()
+    assert contents(folder) == OLD
+
+
 def test_an_immutable_result_file_leaves_the_old_set(tmp_path: Path) -> None:
     """The same with a real obstacle: `chattr +i` on the last file (skipped where chattr is not allowed)."""
     folder = previous(tmp_path / "out")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from localeval.errors import JudgeError
+from localeval.errors import JudgeError, OptionError
 from localeval.judge import Ask, CallStats, Judge, load_judge
 from localeval.judge.grammar import JSON_CHAR_RULE, LOOSE_CHAR_RULE, strict_json_gbnf
-from localeval.judge.cache import JudgeCache
+from localeval.judge.cache import DamagedCache, JudgeCache
 from localeval.judge.prompts import PromptError, detect_lang, load_prompt
 
 MODEL = "smollm2-135m-instruct-q4_1"
@@ -347,6 +347,33 @@ def test_cache_refuses_a_newer_schema(tmp_path: Path) -> None:
         db.execute("PRAGMA user_version = 99")
     with pytest.raises(JudgeError, match="schema version 99"):
         JudgeCache(path)
+
+
+def test_cache_refuses_a_foreign_database_of_a_newer_version_untouched(tmp_path: Path) -> None:
+    """Another program's database whose user_version happens to be high is not 'a newer localeval's cache':
+    it is refused as what it is, before WAL mode would rewrite its header."""
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE orders (id INTEGER)")
+        db.execute("PRAGMA user_version = 75")
+    before = path.read_bytes()
+    with pytest.raises(OptionError, match="is a SQLite database of something else"):
+        JudgeCache(path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+
+
+def test_a_stored_value_that_is_no_longer_text_is_damage_not_a_traceback(tmp_path: Path) -> None:
+    """A flipped bit in a record header turns a TEXT column into a BLOB of the same length, which SQLite's
+    quick_check passes: reading it names the damage."""
+    path = tmp_path / "judge.sqlite"
+    with JudgeCache(path) as cache:
+        cache.put("k", kind="json", model_sha256="m", prompt="p@1", value={"a": 1}, stats={})
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE judge_calls SET value = CAST(value AS BLOB)")
+    with JudgeCache(path) as cache:
+        with pytest.raises(DamagedCache, match="a stored row of call k is not text"):
+            cache.get("k")
+        assert cache.damage() == "a stored row of call k is not text"
 
 
 def test_cache_location_follows_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -41,6 +41,19 @@ def test_probes_find_the_schema_form_the_server_obeys() -> None:
             assert server.tokenizer == "llama-cpp-python" and server.top_logprobs == 100
 
 
+def test_a_busy_moment_during_the_probes_changes_nothing_they_find() -> None:
+    """A 503 or 429 while the server is probed is retried, not read as 'json_schema unsupported' or 'fewer
+    top_logprobs': what the probes find is part of every cache key, so a resumed run must find the same."""
+    for status in (503, 429):
+        script = Script(fail_status=status, fail_on={"/v1/chat/completions": 2, "/extras/tokenize": 1})
+        with fake_openai_server(script) as url:
+            server = backend(url)
+        assert (server.structured, server.top_logprobs, server.tokenizer) == ("json_schema", 100, "llama-cpp-python")
+        refused = Script(fail_status=400, fail_on={"/v1/chat/completions": 1}, schema_mode="grammar")
+        with fake_openai_server(refused) as url:  # a 4xx is the server's answer: json_schema refused, grammar next
+            assert backend(url).structured == "grammar"
+
+
 def test_a_server_that_ignores_schemas_is_one_clear_error() -> None:
     with fake_openai_server(Script(schema_mode=None)) as url:
         with pytest.raises(JudgeServerError, match="does not constrain output to a JSON schema .*json_schema: ignored; "
@@ -69,6 +82,17 @@ def test_verdict_sums_spellings_over_the_top_tokens_and_tokens_are_counted_by_th
     # measured 5 per message and the 1-token margin.
     assert server.prompt_tokens(text) == 9 + 2 * 6
     assert reply.stats.prompt_tokens == 9 + 2 * 5
+
+
+def test_a_log_probability_that_is_not_a_number_is_left_out_not_cached() -> None:
+    """A server that sends NaN (Python's json reads it) or +Infinity for a token: that token carries no
+    probability; -Infinity is a probability of 0."""
+    script = Script()
+    with fake_openai_server(script) as url:
+        server = backend(url)
+        script.top_logprobs = [("Yes", math.nan), ("No", -0.5), (" yes", math.inf), (" no", -math.inf)]
+        [reply] = server.run([DistributionCall(server.render(MESSAGES), YES_NO, "verify")])
+    assert reply.log_groups == {"yes": -math.inf, "no": -0.5}
 
 
 def test_no_answer_word_among_top_tokens_is_a_call_error_not_a_guess() -> None:
@@ -100,6 +124,29 @@ def test_5xx_is_retried_then_answered() -> None:
         [reply] = server.run([call])
     assert not isinstance(reply, JudgeError)
     assert [r[1] for r in script.requests[before:]] == ["/v1/chat/completions"] * 3
+
+
+@pytest.mark.parametrize("header, seconds", [
+    ("3", 3.0), ("0", 0.0), ("-5", None), ("nan", None), ("inf", None), ("soon", None),
+    ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),  # a date in the past: now
+    ("Mon, 01 Jan 99999999999999999999 00:00:00 GMT", None),  # a year no clock reaches: unreadable, not a crash
+])
+def test_retry_after_is_read_as_seconds_or_ignored(header: str, seconds: float | None) -> None:
+    assert http_client._retry_after(header) == seconds
+
+
+def test_a_retry_after_of_zero_still_backs_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's Retry-After and the client's backoff are both lower bounds on the wait."""
+    waits: list[float] = []
+    monkeypatch.setattr(http_client.time, "sleep", waits.append)
+
+    def busy(self, method, url, data):  # noqa: ANN001
+        raise http_client.ServerCallError("HTTP 429", 429, 0.0)
+
+    monkeypatch.setattr(http_client.JsonHttp, "_once", busy)
+    with pytest.raises(http_client.ServerCallError):
+        http_client.JsonHttp("http://127.0.0.1:9", retries=3, backoff=0.5).get("/v1/models")
+    assert waits == [0.5, 1.0, 2.0]
 
 
 def test_a_server_still_failing_after_retries_stops_the_run_once_the_round_is_back() -> None:

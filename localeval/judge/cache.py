@@ -74,8 +74,12 @@ def row_digest(key: str, value: str, stats: str) -> str:
     return hashlib.sha256("\x1f".join((key, value, stats)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _altered(key: str, value: str, stats: str, digest: str | None) -> str | None:
-    """Why a stored row cannot be trusted, or None (a row stored before digests has none to check)."""
+def _altered(key: Any, value: Any, stats: Any, digest: Any) -> str | None:
+    """Why a stored row cannot be trusted, or None (a row stored before digests has none to check). A flipped
+    bit in a record's header can turn a text column into a blob of the same length that SQLite's own checks
+    pass: every column must still be text."""
+    if not all(isinstance(v, str) for v in (key, value, stats)) or not isinstance(digest, (str, type(None))):
+        return f"a stored row of call {str(key)[:12]} is not text"
     if digest is not None and digest != row_digest(key, value, stats):
         return f"the stored answer of call {key[:12]} no longer matches its digest"
     return None
@@ -125,13 +129,18 @@ def check_ours(db: sqlite3.Connection, path: Path) -> None:
     """Refuse a SQLite file that holds something else (another program's database, a copy of the wrong
     file): migrating it would write localeval's table into it."""
     tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    if not tables or db.execute("PRAGMA user_version").fetchone()[0] > len(MIGRATIONS):
-        return  # a new, empty file; or a newer localeval's cache, which the migration step names
+    if not tables:
+        return  # a new, empty file
+    version = db.execute("PRAGMA user_version").fetchone()[0]
     columns = {row[1] for row in db.execute("PRAGMA table_info(judge_calls)")}
-    if "judge_calls" not in tables or not columns <= set(TABLE_COLUMNS) or set(TABLE_COLUMNS[:-1]) - columns:
+    newer = version > len(MIGRATIONS)  # a newer localeval may have added columns, never removed ours
+    if "judge_calls" not in tables or (not newer and not columns <= set(TABLE_COLUMNS)) or set(TABLE_COLUMNS[:-1]) - columns:
         shown = ", ".join(sorted(tables)[:5])
         raise OptionError(f"judge cache {path} is a SQLite database of something else (tables: {shown}); point --cache "
                           "at another file")
+    if newer:  # refused here, before WAL mode rewrites its header
+        raise JudgeError(f"judge cache {path} has schema version {version}, newer than this localeval knows "
+                         f"({len(MIGRATIONS)}); upgrade localeval or use another cache file")
 
 
 def set_aside_if_damaged(path: Path) -> Path | None:
@@ -183,16 +192,15 @@ class JudgeCache:
             raise
 
     def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise JudgeError(
-                f"judge cache {self.path} has schema version {version}, newer than this localeval knows "
-                f"({len(MIGRATIONS)}); upgrade localeval or use another cache file"
-            )
-        for target in range(version, len(MIGRATIONS)):
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]  # a newer one: refused by check_ours
+        while version < len(MIGRATIONS):
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute(MIGRATIONS[target])
-            self._db.execute(f"PRAGMA user_version = {target + 1}")
+            # read again inside the write lock: another run opening the same new cache may have migrated it
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version < len(MIGRATIONS):
+                self._db.execute(MIGRATIONS[version])
+                version += 1
+                self._db.execute(f"PRAGMA user_version = {version}")
             self._db.execute("COMMIT")
 
     def get(self, key: str) -> tuple[Any, dict[str, Any]] | None:

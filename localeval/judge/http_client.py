@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import email.utils
 import json
-import socket
+import math
 import time
 import urllib.error
 import urllib.request
 from http.client import HTTPException
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Union
 
 from ..errors import JudgeError
 
@@ -59,6 +59,15 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # the 3xx is raised as an HTTPError instead of being followed
 
 
+def busy(error: ServerCallError) -> bool:
+    """The server is there but asks for time (429, 503): what a start-up probe retries before it reads a
+    failure as the server's answer to it."""
+    return error.status in (429, 503)
+
+
+Retry = Union[bool, Callable[[ServerCallError], bool]]
+
+
 class JsonHttp:
     """GET and POST of JSON bodies against `root` (scheme://host:port[/prefix]); thread-safe."""
 
@@ -71,22 +80,28 @@ class JsonHttp:
         self.timeout = TIMEOUT_SECONDS if timeout is None else timeout
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
-    def get(self, path: str, *, retry: bool = True) -> Any:
+    def get(self, path: str, *, retry: Retry = True) -> Any:
         return self._request("GET", path, None, retry)
 
-    def post(self, path: str, body: Mapping[str, Any], *, retry: bool = True) -> Any:
+    def post(self, path: str, body: Mapping[str, Any], *, retry: Retry = True) -> Any:
         return self._request("POST", path, json.dumps(body, ensure_ascii=False).encode("utf-8"), retry)
 
-    def _request(self, method: str, path: str, data: bytes | None, retry: bool) -> Any:
+    def _request(self, method: str, path: str, data: bytes | None, retry: Retry) -> Any:
+        """`retry`: True retries every server fault, False none, a function the faults it returns True for."""
         url = self.root + path
         attempts = 1 + (self.retries if retry else 0)
         for attempt in range(attempts):
             try:
                 return self._once(method, url, data)
             except ServerCallError as exc:
-                if not exc.server_fault or attempt == attempts - 1:
+                again = exc.server_fault if retry is True else bool(retry) and retry(exc)
+                if not again or attempt == attempts - 1:
                     raise
-                wait = self.backoff * 2 ** attempt if exc.retry_after is None else min(exc.retry_after, MAX_RETRY_AFTER)
+                # the server's Retry-After and our backoff are both lower bounds: a "Retry-After: 0" on every
+                # answer must not spend the retries in milliseconds
+                wait = self.backoff * 2 ** attempt
+                if exc.retry_after is not None:
+                    wait = max(wait, min(exc.retry_after, MAX_RETRY_AFTER))
                 time.sleep(wait)
         raise AssertionError("unreachable")  # the loop always returns or raises
 
@@ -98,7 +113,7 @@ class JsonHttp:
         except urllib.error.HTTPError as exc:
             raise ServerCallError(f"{method} {url} answered HTTP {exc.code}: {_reason(exc)}", exc.code,
                                   _retry_after(exc.headers.get("Retry-After") if exc.headers else None)) from None
-        except (urllib.error.URLError, HTTPException, socket.timeout, ConnectionError) as exc:
+        except (HTTPException, OSError) as exc:  # refused, reset, timed out, cut short, TLS, unreachable
             why = getattr(exc, "reason", None) or exc
             raise ServerCallError(f"{method} {url} failed: {why}") from None
         try:
@@ -112,23 +127,22 @@ def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
     except ValueError:
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return None if when is None else max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):  # not a date, or a year no clock reaches
         return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _reason(error: urllib.error.HTTPError) -> str:
     """The server's own message (OpenAI-style {"error": {"message"}}, FastAPI's {"detail"}), on one line."""
     try:
         body = error.read().decode("utf-8", "replace")
-    except OSError:
+    except (OSError, HTTPException):  # an error body cut short is still an HTTP error, named by its code
         body = ""
     message = body
     try:

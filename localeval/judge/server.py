@@ -45,7 +45,7 @@ from .backend import (Call, CallStats, ContinuationCall, DistributionCall, Distr
 from .backends import register_backend
 from .config import DEFAULT_PARALLEL_SERVER as DEFAULT_PARALLEL
 from .config import RunConfig
-from .http_client import JsonHttp, ServerCallError
+from .http_client import JsonHttp, Retry, ServerCallError, busy
 
 #: First-token alternatives asked for, most first: 100 (llama.cpp servers; vLLM with --max-logprobs 100),
 #: else 20 (OpenAI's maximum and vLLM's default --max-logprobs).
@@ -245,7 +245,7 @@ class ServerBackend:
         return DistributionReply(log_groups, 0.0, stats)
 
     def _chat(self, messages: Sequence[Mapping[str, str]], extra: Mapping[str, Any], max_tokens: int,
-              retry: bool = True) -> dict[str, Any]:
+              retry: Retry = True) -> dict[str, Any]:
         body = {"model": self.model, "messages": list(messages), "max_tokens": max_tokens, "seed": self.seed,
                 **GREEDY, **extra}
         out = self._api.post("/chat/completions", body, retry=retry)
@@ -311,7 +311,7 @@ class ServerBackend:
     def _slot_context(self) -> int | None:
         """llama-server's context per slot (its /props); other servers have no such endpoint."""
         try:
-            props = self._root.get("/props", retry=False)
+            props = self._root.get("/props", retry=busy)
         except ServerCallError:
             return None
         n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx") if isinstance(props, dict) else None
@@ -320,8 +320,8 @@ class ServerBackend:
     def _find_tokenizer(self) -> tuple[str | None, Callable[[str], int]]:
         for name, path, body in TOKENIZERS:
             try:
-                tokens = self._root.post(path, body(self.model, "Hello world"), retry=False).get("tokens")
-                empty = self._root.post(path, body(self.model, ""), retry=False).get("tokens")
+                tokens = self._root.post(path, body(self.model, "Hello world"), retry=busy).get("tokens")
+                empty = self._root.post(path, body(self.model, ""), retry=busy).get("tokens")
             except (ServerCallError, AttributeError):
                 continue
             if isinstance(tokens, list) and isinstance(empty, list) and len(tokens) > len(empty):
@@ -345,7 +345,7 @@ class ServerBackend:
         refused = []
         for mode in ("json_schema", "grammar"):
             try:
-                out = self._chat(PROBE_JSON, self._constraint(mode, PROBE_SCHEMA), 40, retry=False)
+                out = self._chat(PROBE_JSON, self._constraint(mode, PROBE_SCHEMA), 40, retry=busy)
             except ServerCallError as exc:
                 if exc.unreachable:
                     raise JudgeServerError(f"judge server {self.url} is unreachable: {exc}") from None
@@ -367,7 +367,7 @@ class ServerBackend:
         template's tokens per message, measured from the probe's usage."""
         for wanted in TOP_LOGPROBS:
             try:
-                out = self._chat(PROBE_SHAPE, {"logprobs": True, "top_logprobs": wanted}, 1, retry=False)
+                out = self._chat(PROBE_SHAPE, {"logprobs": True, "top_logprobs": wanted}, 1, retry=busy)
                 break
             except ServerCallError as exc:
                 if exc.unreachable or wanted == TOP_LOGPROBS[-1]:
@@ -403,9 +403,11 @@ def _top_logprobs(out: Mapping[str, Any]) -> list[tuple[str, float]]:
     """(token text, log-probability) of the first generated token's alternatives, as the server lists them."""
     try:
         first = out["choices"][0]["logprobs"]["content"][0]
-        return [(str(t["token"]), float(t["logprob"])) for t in first["top_logprobs"]]
+        listed = [(str(t["token"]), float(t["logprob"])) for t in first["top_logprobs"]]
     except (KeyError, IndexError, TypeError, ValueError):
         return []
+    # -inf is a probability of 0 and adds nothing; NaN and +inf are no probability at all
+    return [(token, logprob) for token, logprob in listed if logprob < math.inf]
 
 
 def _content(choice: Mapping[str, Any]) -> str:
