@@ -208,7 +208,7 @@ def check_models(metrics: Sequence[Metric]) -> None:
     criteria = criteria_of(metrics)
     if any(c.levels for c in criteria):
         kit = next(m.kit for m in metrics if isinstance(m, CriterionMetric))
-        check_levels(criteria, kit.vocabulary(), kit.config.judge or models.default("judge").name)
+        check_levels(criteria, kit.vocabulary(), kit.options.judge_url or kit.config.judge or models.default("judge").name)
 
 
 def _score_into(

@@ -123,6 +123,18 @@ def test_a_folder_loads_every_file_and_one_name_cannot_mean_two_criteria(tmp_pat
     assert [c.name for c in read_criteria([tmp_path / "set"])] == ["a_year", "b_short"]
 
 
+def test_levels_for_a_judge_whose_tokens_cannot_be_read_must_be_single_digits(tmp_path: Path) -> None:
+    from localeval.metrics.criteria import check_levels
+
+    digits = parse_criterion(LEVELS.format(name="digits"), "<digits>")
+    ten = parse_criterion(LEVELS.format(name="ten").replace('3 = "short"', '10 = "short"'), "<ten>")
+    check_levels([digits], None, "http://judge:8000")
+    with pytest.raises(CriterionError, match=r"^<ten>: field 'levels.10': the judge http://judge:8000 runs on a server "
+                                             r"whose tokens localeval cannot read"):
+        check_levels([digits, ten], None, "http://judge:8000")
+    check_levels([ten], {"1", "2", "10"}, "a judge with '10' as one token")
+
+
 def test_the_shipped_examples_are_metrics_in_the_criteria_group() -> None:
     assert set(groups()["criteria"]) >= {"criteria.correctness", "criteria.completeness", "criteria.conciseness",
                                          "criteria.refuses_without_support", "criteria.usefulness"}

@@ -376,6 +376,36 @@ def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(clust
     assert all(u["classified"] == u["calls"] > 0 for u in usage.values())
 
 @pytest.mark.ray
+@pytest.mark.model(TINY)
+def test_cluster_scores_criteria_as_a_single_process_does_and_checks_their_levels_on_its_nodes(
+        cluster: RayCluster, tmp_path: Path) -> None:
+    """A criteria file reaches the actors (each registers it as the driver did), and the levels of a levels
+    criterion are checked against the judge file on every node, before any actor starts."""
+    year = tmp_path / "year.toml"
+    year.write_text('name = "year"\ncriterion = "The answer names a year."\nreads = ["question", "answer"]\n',
+                    encoding="utf-8")
+    ten = tmp_path / "ten.toml"
+    ten.write_text('name = "ten"\ncriterion = "The answer is short."\nreads = ["answer"]\nscale = "levels"\n'
+                   '[levels]\n1 = "long"\n2 = "medium"\n10 = "short"\n', encoding="utf-8")
+    data = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "question": "When was the tower built?", "answer": "In 1889."},
+                                               {"id": "b", "question": "Who built it?", "answer": "Gustave Eiffel."}])
+    args = ["score", str(data), "--criteria", str(year), "--judge", TINY, "--threads", "1", "-q"]
+    single = run([*args, "-o", str(tmp_path / "single")], env=dict(os.environ, LOCALEVAL_CACHE=str(tmp_path / "one.sqlite")))
+    assert single.returncode == 0, single.stderr
+    done = run([*args, "-o", str(tmp_path / "ray"), "--ray", cluster.address, "--ray-actors", "1"],
+               env=driver_env(cluster, tmp_path / "two.sqlite"))
+    assert done.returncode == 0, done.stderr
+    assert comparable(tmp_path / "ray") == comparable(tmp_path / "single")
+    refused = run(["score", str(data), "--criteria", str(ten), "--judge", TINY, "-q", "-o", str(tmp_path / "ten"),
+                   "--ray", cluster.address], env=driver_env(cluster, tmp_path / "three.sqlite"))
+    assert refused.returncode == 2 and not (tmp_path / "ten").exists()
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith("error: node ") and line.endswith(
+        f"{ten}: field 'levels.10': '10' is not a single token of the judge {TINY}; number the levels with single "
+        "digits (0-9)"), line
+
+
+@pytest.mark.ray
 @pytest.mark.model(TINY, "all-minilm-l6-v2", "use-multilingual-v3")
 def test_a_worker_killed_mid_run_changes_no_number(cluster: RayCluster, reference: tuple[Path, int],
                                                    judged: Path, tmp_path: Path) -> None:

@@ -27,7 +27,9 @@ from ..data.loading import iter_records
 from ..data.records import Sample, sample_from_record
 from ..errors import LocalevalError, ModelError
 from ..model_kit import ModelKit
+from ..judge.gguf import vocabulary
 from ..metrics import JudgeMetric, Metric, MetricOptions, build_metrics
+from ..metrics.criteria import Criterion, check_levels, register_criterion
 from ..scoring import batch_size, batched, measure_rows, row_of
 from .cache_flow import ForwardingCache
 
@@ -47,11 +49,13 @@ def models_needed(metrics: Sequence[Metric]) -> list[str]:
     return [kind for kind in ("judge", "embedder") if kind in kinds]
 
 
-def check_node(kinds: Sequence[str], options: MetricOptions) -> tuple[str, str | None, str | None]:
+def check_node(kinds: Sequence[str], options: MetricOptions,
+               criteria: Sequence[Criterion] = ()) -> tuple[str, str | None, str | None]:
     """On one node: (its label, what is missing there or None, the judge's sha256 there).
 
     Model names resolve against this node's LOCALEVAL_MODELS (or its default folder), paths against its
-    filesystem: a cluster needs the files on every node, by a shared filesystem or by copies."""
+    filesystem: a cluster needs the files on every node, by a shared filesystem or by copies. The levels of
+    level criteria are checked against the vocabulary of the judge file there, as a single process does."""
     label = node_label()
     sha256 = None
     try:
@@ -60,6 +64,8 @@ def check_node(kinds: Sequence[str], options: MetricOptions) -> tuple[str, str |
             memo = Path(tempfile.gettempdir()) / "localeval-model-hashes"
             memo.mkdir(exist_ok=True)
             sha256 = models.model_sha256(path, "judge", memo)
+            if any(c.levels for c in criteria):
+                check_levels(criteria, vocabulary(path), options.judge.judge or models.default("judge").name)
         if "embedder" in kinds:
             models.resolve(options.judge.embedder, "embedder")
         if options.judge.prompts_dir and not Path(options.judge.prompts_dir).is_dir():
@@ -170,8 +176,11 @@ class ChunkScorer:
     """The Ray Data actor: metrics, judge and embedder loaded once; each call scores chunk descriptors."""
 
     def __init__(self, names: Sequence[str], options: MetricOptions, threads: int, feeder: Any, sink: Any,
-                 snapshot: Any) -> None:
+                 snapshot: Any, criteria: Sequence[Criterion] = ()) -> None:
         import ray
+
+        for criterion in criteria:  # the driver's criteria files, registered as its metrics were
+            register_criterion(criterion)
 
         for switch in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
             os.environ[switch] = "1"

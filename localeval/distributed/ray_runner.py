@@ -33,6 +33,7 @@ from ..judge.backend import CallStats
 from ..judge.cache import check_cache_path
 from ..judge.config import DEFAULT_PARALLEL_CPU, RunConfig
 from ..metrics import JudgeMetric, Metric, MetricOptions
+from ..metrics.criteria import Criterion, criteria_of
 from ..models import names_a_path
 from ..scoring import batch_size, judge_window, write_results
 from ..progress import Progress
@@ -62,7 +63,7 @@ def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options
     if "judge" in kinds:
         check_cache_path(cache_path)
     with _connected(ray, ray_options.address):
-        sha256 = _check_nodes(ray, kinds, remote_options, ray_options)
+        sha256 = _check_nodes(ray, kinds, remote_options, ray_options, criteria_of(metrics))
         chunk = (judge_window(RunConfig.resolve(remote_options.judge).parallel) if "judge" in kinds
                  else batch_size(metrics) * CHEAP_BATCHES_PER_CHUNK)
         run = _Run(ray, path.absolute(), fmt, columns, metrics, remote_options, ray_options, chunk, total)
@@ -131,7 +132,8 @@ def _absolute(name_or_path: str | None) -> str | None:
     return str(Path(name_or_path).expanduser().absolute())
 
 
-def _check_nodes(ray: Any, kinds: Sequence[str], options: MetricOptions, ray_options: RayOptions) -> str | None:
+def _check_nodes(ray: Any, kinds: Sequence[str], options: MetricOptions, ray_options: RayOptions,
+                 criteria: Sequence[Criterion]) -> str | None:
     """Every node that can hold an actor has the models; return the judge's sha256, the same on all."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -144,7 +146,7 @@ def _check_nodes(ray: Any, kinds: Sequence[str], options: MetricOptions, ray_opt
         return None  # no model to look for: spare every node a worker's start-up
     check = ray.remote(num_cpus=0)(check_node)
     reports = ray.get([check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
-                       .remote(kinds, options) for n in nodes])
+                       .remote(kinds, options, criteria) for n in nodes])
     for label, problem, _ in reports:
         if problem:
             raise ModelError(f"node {label}: {problem}")
@@ -249,7 +251,7 @@ class _Run:
             dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
                 ChunkScorer, batch_size=1, compute=self._pool(len(items)),
                 fn_constructor_args=([m.name for m in self.metrics], self.options, self.options.judge.n_threads,
-                                     self.feeder, self.sink, self.snapshot),
+                                     self.feeder, self.sink, self.snapshot, criteria_of(self.metrics)),
                 num_cpus=self.ray_options.cpus_per_actor, num_gpus=self.ray_options.gpus_per_actor or None,
                 max_restarts=-1, max_task_retries=RETRIES)
         for row in dataset.iter_rows():

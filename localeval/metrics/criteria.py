@@ -248,12 +248,16 @@ def _register_packaged() -> None:
 
 def check_levels(criteria: Sequence[Criterion], vocabulary: set[str] | None, judge: str) -> None:
     """Each level of a levels criterion must be one token of the judge's vocabulary, distinct from the
-    others (CriterionError naming the criterion and the level); no check without a vocabulary (a server)."""
-    if vocabulary is None:
-        return
+    others (CriterionError naming the criterion and the level). Without a vocabulary to read (a judge on a
+    server) only single digits pass: they are one token in every tokenizer, and a longer number's first
+    token would be read as a level of its own."""
     for criterion in criteria:
         for level in criterion.levels:
-            if str(level) not in vocabulary:
+            if vocabulary is None and not 0 <= level <= 9:
+                raise CriterionError(f"{criterion.source}: field 'levels.{level}': the judge {judge} runs on a server "
+                                     f"whose tokens localeval cannot read, so '{level}' may not be one token; number "
+                                     "the levels with single digits (0-9)")
+            if vocabulary is not None and str(level) not in vocabulary:
                 raise CriterionError(f"{criterion.source}: field 'levels.{level}': '{level}' is not a single token "
                                      f"of the judge {judge}; number the levels with single digits (0-9)")
 
