@@ -179,6 +179,25 @@ def test_a_request_the_server_refuses_skips_its_sample_only_without_a_retry() ->
     assert len(script.requests) - before == 2  # one request each: a 4xx is not retried
 
 
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_a_refusal_of_every_request_stops_the_run_instead_of_skipping_every_sample(status: int) -> None:
+    """An API key gone stale mid-run (401, 403), or an endpoint the server no longer serves (404): every later
+    call would be refused too, so the run stops with one line, the round's other answers cached."""
+    script = Script(fail_status=status)
+    with fake_openai_server(script) as url:
+        server = backend(url, retries=2, parallel=1)
+        calls = [DistributionCall(server.render(MESSAGES), YES_NO, "verify"),
+                 DistributionCall(server.render(MESSAGES[1:]), YES_NO, "verify")]
+        server.run(calls)
+        before = len(script.requests)
+        script.fail_next = 1
+        heard: dict[int, object] = {}
+        with pytest.raises(JudgeServerError, match=f"judge server {url} refused the run's requests .*HTTP {status}.*: "
+                                                   "check the API key .* the same command resumes"):
+            server.run(calls, on_reply=heard.__setitem__)
+    assert not isinstance(heard[1], JudgeError) and len(script.requests) - before == 2  # not retried
+
+
 def test_a_server_gone_for_a_whole_round_stops_the_run_cleanly() -> None:
     with fake_openai_server(Script()) as url:
         server = backend(url, retries=1)

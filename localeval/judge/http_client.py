@@ -53,6 +53,12 @@ class ServerCallError(JudgeError):
         that is not JSON. Retried; after the retries, the run stops rather than skip samples."""
         return self.status is None or self.status == 200 or self.status == 429 or self.status >= 500
 
+    @property
+    def refuses_every_request(self) -> bool:
+        """A refusal that is not about this request (a key gone stale, a path or model the server no longer
+        serves): every later call would meet it too, so the run stops rather than skip every sample."""
+        return self.status in (401, 403, 404, 405)
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:

@@ -159,10 +159,10 @@ class ServerBackend:
             for future in futures:
                 future.cancel()  # an interrupted round sends no more requests
         replies = [answered[i] for i in range(len(calls))]
-        faults = [r for r in replies if isinstance(r, ServerCallError) and r.server_fault]
+        faults = [r for r in replies if isinstance(r, ServerCallError) and (r.server_fault or r.refuses_every_request)]
         if faults:  # the answered calls are cached by now
             raise self._gone(faults[0])
-        return replies  # a request the server refused (a 4xx) skips its sample, with the reason
+        return replies  # a request the server refused as such (another 4xx) skips its sample, with the reason
 
     def close(self) -> None:
         # Not waiting: a run stopped by Ctrl-C must not wait for the requests still in flight.
@@ -189,11 +189,15 @@ class ServerBackend:
         try:
             return count(text)
         except ServerCallError as exc:
-            if exc.server_fault:
+            if exc.server_fault or exc.refuses_every_request:
                 raise self._gone(exc) from None
             raise
 
     def _gone(self, error: ServerCallError) -> JudgeServerError:
+        if error.refuses_every_request:
+            return JudgeServerError(f"judge server {self.url} refused the run's requests ({error}): check the API key "
+                                    f"(--judge-api-key-env) and the URL; the calls it finished are in the judge cache, so "
+                                    f"once it accepts them the same command resumes without repeating them")
         what = "stopped answering" if error.unreachable else "failed"
         return JudgeServerError(f"judge server {self.url} {what} ({error}, after {self._api.retries} retries); the calls "
                                 f"it finished are in the judge cache: once it answers again, the same command resumes "
