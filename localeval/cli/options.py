@@ -64,7 +64,8 @@ def judge_options(command: Command) -> Command:
         click.option("--judge-sha256", metavar="HEX", help="With --judge-url: the sha256 of the served GGUF, so that "
                      "cached answers name the exact weights."),
         click.option("--judge-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-                     help="With --judge-url: how long one request may take before it is retried (default 600)."),
+                     help="With --judge-url: how long to wait for the server to connect or to send the next bytes of an "
+                     "answer before the request is retried (default 600)."),
         click.option("--judge-backend", "backend", metavar="NAME", help="What runs the judge: sequential, batched, "
                      "server, or a plugin's backend (entry-point group localeval.backends). Default: server with "
                      "--judge-url, else batched, or sequential with --parallel 1."),

@@ -30,7 +30,7 @@ class JudgeOptions:
     judge_model: str | None = None  # the served model's name; None = the only one the server lists
     judge_api_key_env: str | None = None  # the environment variable holding the server's bearer token
     judge_sha256: str | None = None  # the served GGUF's sha256, when the user knows it (cache identity)
-    judge_timeout: float | None = None  # seconds one request may take before it is retried; None = http_client's
+    judge_timeout: float | None = None  # seconds of silence from the server before a request is retried; None = http_client's
     parallel: int | None = None  # requests / sequences in flight; None = the backend's default
     #: The backend that runs the judge (judge/backends.py): None picks "server" with judge_url, else "batched"
     #: or "sequential" by `parallel`; a plugin's backend by its registered name.
