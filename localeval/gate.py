@@ -75,6 +75,11 @@ def parse_thresholds(mins: Mapping[str, object] | list[str] | tuple[str, ...] = 
     """Thresholds from `NAME=VALUE` strings (the CLI) or {name: value} mappings (Python); bad ones raise OptionError."""
     thresholds = []
     for bound, given in (("min", mins), ("max", maxs)):
+        if not isinstance(given, Mapping):  # a column given twice would keep only its last bar, maybe the laxer
+            named = [str(item).partition("=")[0].strip() for item in given if "=" in str(item)]
+            twice = next((n for n in named if named.count(n) > 1), None)
+            if twice is not None:
+                raise OptionError(f"--{bound} {twice}: given more than once; give each column one threshold")
         pairs = dict(given) if isinstance(given, Mapping) else parse_pairs(given, f"--{bound}", "NAME=VALUE (e.g. faithfulness=0.85)")
         for column, raw in pairs.items():
             try:
@@ -99,6 +104,10 @@ def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_bo
         raise OptionError(f"--on '{on}': use one of {', '.join(ON_CHOICES)}")
     if n_boot < 100:
         raise OptionError(f"--n-boot {n_boot} is too small for a percentile interval; use at least 100")
+    if not 0.0 < confidence < 1.0:  # the CLI's range, for the Python API (assert_scores)
+        raise OptionError(f"--confidence {confidence}: give a level between 0 and 1, e.g. 0.95")
+    if seed < 0:
+        raise OptionError(f"--seed {seed}: give a seed of 0 or more")
     summary = load_summary(run_dir)
     columns = summary["metrics"]
     for t in thresholds:
@@ -114,7 +123,7 @@ def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_bo
             checks.append(_judged(t, value, "mean", f"mean of {entry.get('n', 0)} scored samples",
                                   None if value is not None else "no sample was scored"))
             continue
-        interval: Interval | None = ppi_interval(summary, calibration, t.column)
+        interval: Interval | None = ppi_interval(summary, calibration, t.column, confidence=confidence)
         if interval is None:
             run = run or load_run(run_dir)
             interval = bootstrap_interval(run, t.column, n_boot, confidence, seed)

@@ -63,6 +63,7 @@ def test_unknown_column_is_bad_input_with_a_suggestion(run_a: Path) -> None:
     (["--max", "mrr=nan"], "the threshold must be a finite number"),
     ([], "give at least one threshold"),
     (["--min", "mrr=0.5", "--on", "median"], "Invalid value for '--on'"),
+    (["--min", "mrr=0.9", "--min", "mrr=0.5"], "--min mrr: given more than once; give each column one threshold"),
 ])
 def test_malformed_options_exit_2(run_a: Path, args: list[str], message: str) -> None:
     done = check(str(run_a), *args)
@@ -108,6 +109,18 @@ def test_ci_low_uses_the_ppi_interval_when_the_run_has_labels(tmp_path: Path) ->
     done = check(str(out), "--min", "rouge_l.recall=-1", "--on", "ci-low")
     row = next(line for line in done.stdout.splitlines() if line.startswith("rouge_l.recall"))
     assert done.returncode == 0 and f"{ppi['ci'][0]:.4f}" in row and "PPI, 4 labels (summary.json)" in row
+    # --confidence applies to the PPI interval too: the 99% lower end, from the stored estimate and standard error
+    strict = check(str(out), "--min", "rouge_l.recall=-1", "--on", "ci-low", "--confidence", "0.99")
+    row = next(line for line in strict.stdout.splitlines() if line.startswith("rouge_l.recall"))
+    low = ppi["estimate"] - 2.5758293035489 * ppi["std_error"]
+    assert strict.returncode == 0 and f"{low:.4f}" in row and "99% PPI" in row, row
+    # calibrate writes calibration.json; scoring the folder again removes it (it fitted the previous samples)
+    localeval("calibrate", str(out), "--labels", str(labels), "--label-column", "rouge_l.recall=coverage", "-q")
+    assert (out / "calibration.json").exists()
+    localeval("score", str(data), "-o", str(out), "-q", "-m", "rouge_l")
+    assert not (out / "calibration.json").exists()
+    done = check(str(out), "--min", "rouge_l.recall=-1", "--on", "ci-low")
+    assert "bootstrap" in done.stdout and "PPI" not in done.stdout
 
 
 def test_assert_scores_for_pytest_gates(run_a: Path) -> None:
@@ -119,6 +132,9 @@ def test_assert_scores_for_pytest_gates(run_a: Path) -> None:
         assert_scores(run_a, min={"mmr": 0.5})
     with pytest.raises(InputError, match="no such folder"):
         assert_scores(run_a.parent / "missing", min={"mrr": 0.5})
+    for confidence in (0.0, 1.5):  # the CLI's range holds in Python too
+        with pytest.raises(OptionError, match=f"--confidence {confidence}: give a level between 0 and 1"):
+            assert_scores(run_a, min={"mrr": 0.5}, on="ci-low", confidence=confidence)
 
 
 def test_a_column_nobody_scored_fails_rather_than_passes(tmp_path: Path) -> None:
@@ -139,3 +155,10 @@ def test_bootstrap_interval_is_reproducible_and_brackets_the_mean() -> None:
     se = values.std() / np.sqrt(300)  # the percentile interval approaches the CLT one (±1.96 se)
     assert first.low == pytest.approx(values.mean() - 1.96 * se, abs=0.01)
     assert bootstrap_mean_ci(np.array([0.5, np.nan]), "x") is None  # one scored value: no interval
+
+
+def test_a_miss_too_small_for_four_decimals_is_not_shown_as_zero() -> None:
+    from localeval.cli.tables import _margin
+
+    assert _margin(-4e-5, "+") == "-4.0e-05" and _margin(4e-5) == "4.0e-05"  # a mean of 0.84996 against 0.85
+    assert _margin(-0.05, "+") == "-0.0500" and _margin(0.0, "+") == "+0.0000"

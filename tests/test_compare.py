@@ -120,6 +120,25 @@ def test_skipped_samples_are_dropped_from_every_run(tmp_path: Path) -> None:
     assert (column.n, column.n_dropped) == (2, 2)
 
 
+def test_no_sample_scored_in_every_run_is_no_difference_not_a_difference_of_0(tmp_path: Path) -> None:
+    a = load_run(make_run(tmp_path / "a", {"m": [0.1, None]}), "a")
+    b = load_run(make_run(tmp_path / "b", {"m": [None, 0.9]}), "b")
+    column = compare_runs([a, b], n_boot=200).columns[0]
+    (pair,) = column.pairs
+    assert column.n == 0 and pair.diff is None and pair.better is None and pair.method == "no sample scored in every run"
+    json.dumps(compare_runs([a, b], n_boot=200).as_dict(), allow_nan=False)
+
+
+def test_labels_of_one_kind_get_a_ppi_estimate_and_no_fitted_threshold(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run", {"faithfulness": [0.2, 0.4, 0.9, 0.7, 0.8]})
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": f"q{i}", "faithfulness": 1} for i in range(3)])
+    result = invoke(calibrate, str(run), "--labels", str(labels))
+    assert result.exit_code == 0, result.output
+    entry = json.loads((run / "calibration.json").read_text())["metrics"]["faithfulness"]
+    assert "agreement" not in entry and entry["error"].startswith("all 3 labels are 1: agreement and a threshold need")
+    assert entry["ppi"]["n_labeled"] == 3 and "PPI estimate" in result.output
+
+
 def test_missing_ids_are_named(tmp_path: Path) -> None:
     a = load_run(make_run(tmp_path / "a", {"m": [0.1, 0.2, 0.3]}), "a")
     b = load_run(make_run(tmp_path / "b", {"m": [0.1, 0.2]}, ids=["q0", "q1"]), "b")

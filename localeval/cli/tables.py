@@ -55,7 +55,10 @@ def calibration_tables(report: Mapping[str, Any], confidence: float) -> str:
         agree_rows.append((column, str(d["n"]), fmt(d["accuracy"]), fmt(d["balanced_accuracy"]), fmt(d["kappa"]),
                            fmt(entry["agreement"]["threshold"], 3), fmt(c["accuracy"]), fmt(c["balanced_accuracy"]),
                            fmt(c["kappa"])))
-        p = entry["ppi"]
+    for column, entry in report.items():  # labels of one kind have a PPI estimate and no agreement
+        p = entry.get("ppi")
+        if p is None:
+            continue
         if "error" in p:
             notes.append(f"{column}: {p['error']}")
             continue
@@ -157,6 +160,9 @@ def comparison_text(result: Comparison) -> str:
         for name, rank in col.ranks.items():
             lines.append(f"  {rank}. {name}  mean {fmt(col.means[name])}")
         for p in col.pairs:
+            if p.diff is None:
+                lines.append(f"  {p.a} - {p.b}: {p.method}")
+                continue
             interval = "no interval" if p.low is None else f"{pct} CI [{p.low:+.4f}, {p.high:+.4f}] ({p.method})"
             verdict = f"{p.better} is better" if p.better else "not distinguishable"
             lines.append(f"  {p.a} - {p.b}: {p.diff:+.4f}  {interval}  -> {verdict}")
@@ -167,12 +173,17 @@ def comparison_text(result: Comparison) -> str:
 def check_table(result: GateResult) -> str:
     """One row per threshold (what was compared, by how much it clears or misses), then the verdict."""
     rows = [(c.threshold.column, f"{c.threshold.bound} {c.threshold.limit:g}", fmt(c.value), c.compared,
-             "-" if c.margin is None else f"{c.margin:+.4f}", "pass" if c.passed else "FAIL", c.method)
+             "-" if c.margin is None else _margin(c.margin, "+"), "pass" if c.passed else "FAIL", c.method)
             for c in result.checks]
     table = format_table(("metric", "threshold", "value", "compared", "margin", "result", "how"), rows, left=(0, 6))
     failed = result.failed
     if not failed:
         return f"{table}\n\nall {len(result.checks)} threshold(s) hold for {result.run}"
     misses = "; ".join(f"{c.threshold.column} {'below' if c.threshold.bound == 'min' else 'above'} {c.threshold.limit:g}"
-                       + (f" by {abs(c.margin):.4f}" if c.margin is not None else f" ({c.method})") for c in failed)
+                       + (f" by {_margin(abs(c.margin))}" if c.margin is not None else f" ({c.method})") for c in failed)
     return f"{table}\n\n{len(failed)} of {len(result.checks)} threshold(s) failed for {result.run}: {misses}"
+
+
+def _margin(margin: float, sign: str = "") -> str:
+    """Four decimals, unless that would show a miss as 0.0000 (a mean of 0.84996 against 0.85)."""
+    return f"{margin:{sign}.4f}" if margin == 0 or abs(margin) >= 5e-5 else f"{margin:{sign}.1e}"

@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any, Sequence
 
 from ..atomic import AtomicFiles
+from ..errors import OutputError
 from ..data.records import OUTPUT_KEYS
 from ..files import dumps
 from .tables import table_name, write_table
@@ -56,6 +57,13 @@ class ResultWriter:
             write_table(self._rows.path, fmt, list(self._inputs), list(summary["metrics"]),
                         self._files.temp(table_name(fmt)))
         self._files.commit()
+        # `calibrate` fitted the previous samples: kept, `check --on ci-low` and the report would read it as this
+        # run's (calibrate again for these)
+        try:
+            (self.out_dir / CALIBRATION_FILE).unlink(missing_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot remove {self.out_dir / CALIBRATION_FILE}, which calibrated the previous "
+                              f"results of this folder: {exc.strerror or exc}; delete it by hand") from None
 
     def discard(self) -> None:
         try:

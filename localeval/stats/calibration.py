@@ -43,12 +43,16 @@ def calibration_report(run: ScoredRun, labels: Labels, confidence: float = 0.95,
             out[column] = entry
             continue
         y, f = np.array(pairs[1], dtype=float), np.array(pairs[2], dtype=float)
-        choice = choose_threshold(y, f)
-        values = run.columns[column]
-        scored = values[~np.isnan(values)]
-        entry["agreement"] = choice.as_dict()
-        entry["run_positive_rate"] = {"at_0.5": float(np.mean(scored >= 0.5)),
-                                      "at_chosen": float(np.mean(scored >= choice.threshold))}
+        if len(set(y.tolist())) < 2:  # balanced accuracy is one class's recall there: any threshold "fits"
+            entry["error"] = (f"all {len(y)} labels are {int(y[0])}: agreement and a threshold need labels of both "
+                              "kinds (the PPI estimate needs only some)")
+        else:
+            choice = choose_threshold(y, f)
+            values = run.columns[column]
+            scored = values[~np.isnan(values)]
+            entry["agreement"] = choice.as_dict()
+            entry["run_positive_rate"] = {"at_0.5": float(np.mean(scored >= 0.5)),
+                                          "at_chosen": float(np.mean(scored >= choice.threshold))}
         entry["ppi"] = _ppi_block(run, column, by_id, y, f, confidence, lam_mode)
         out[column] = entry
     return out

@@ -44,7 +44,7 @@ class PairResult:
 
     a: str
     b: str
-    diff: float
+    diff: float | None  # None: no sample was scored in both runs
     low: float | None
     high: float | None
     method: str
@@ -156,9 +156,10 @@ def _compare_column(runs: Sequence[ScoredRun], ids: list[str], column: str, n_bo
         elif boot is not None:
             pairs.append(_verdict(names[i], names[j], float(diffs[k].mean()), float(boot[0, k]), float(boot[1, k]), 0,
                                   "bootstrap", lower_better))
-        else:
-            pairs.append(PairResult(names[i], names[j], float(diffs[k].mean()) if n else 0.0, None, None,
-                                    "too few samples", None))
+        elif n:
+            pairs.append(PairResult(names[i], names[j], float(diffs[k].mean()), None, None, "too few samples", None))
+        else:  # no difference was measured: none is reported, not a difference of 0
+            pairs.append(PairResult(names[i], names[j], None, None, None, "no sample scored in every run", None))
     better_count = {name: 0 for name in names}
     for pair in pairs:
         if pair.better is not None:

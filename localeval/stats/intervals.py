@@ -32,18 +32,24 @@ class Interval:
 
 
 def ppi_interval(summary: Mapping[str, Any], calibration: Mapping[str, Any] | None, column: str,
-                 calibration_source: str = "calibration.json") -> Interval | None:
+                 calibration_source: str = "calibration.json", confidence: float | None = None) -> Interval | None:
     """The PPI interval of `column` from a calibration report (calibration.json's content, or one computed from
-    labels given now), else from summary.json's `ppi` block; None where the column is unlabelled."""
+    labels given now), else from summary.json's `ppi` block; None where the column is unlabelled. With
+    `confidence`, the interval at that level (estimate ± z·standard error, both stored), whatever level it
+    was written at: a gate asked for 99% must not compare the 95% end."""
     sources = []
     if calibration:
         sources.append((calibration_source, (calibration.get("metrics", {}).get(column) or {}).get("ppi")))
     sources.append(("summary.json", (summary.get("ppi") or {}).get("metrics", {}).get(column)))
     for where, block in sources:
         if isinstance(block, dict) and "ci" in block:
-            low, high = block["ci"]
-            return Interval(float(block["estimate"]), float(low), float(high), float(block["confidence"]),
-                            f"PPI, {block['n_labeled']} labels ({where})")
+            estimate, (low, high), written = float(block["estimate"]), block["ci"], float(block["confidence"])
+            if confidence is not None and confidence != written:
+                from .ppi import z_quantile
+
+                half = z_quantile(confidence) * float(block["std_error"])
+                low, high, written = estimate - half, estimate + half, confidence
+            return Interval(estimate, float(low), float(high), written, f"PPI, {block['n_labeled']} labels ({where})")
     return None
 
 
