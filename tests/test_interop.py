@@ -115,6 +115,12 @@ def test_a_ragas_file_is_read_in_localevals_names_and_said_so(tmp_path: Path) ->
      ":1: field 'retrieved_context_ids': must be a list as long as 'retrieved_contexts'"),
     ([{"user_input": 5, "response": "b"}], ":1: field 'user_input': must be a non-empty string"),
     ([{"input": "a?", "retrieval_context": [["nested"]]}], ":1: field 'retrieval_context[0]':"),
+    ([{"input": "a?", "actual_output": "b", "expected_output": "c", "reference": "d"}],
+     ":1: field 'reference': and 'expected_output' both give the reference; keep one"),
+    ([{"question": "a?", "ground_truth": "c", "ground_truths": ["d"]}],
+     ":1: field 'ground_truths': and 'ground_truth' both give the reference; keep one"),
+    ([{"question": "a?", "ground_truths": ["c", "d"]}],
+     ":1: field 'ground_truths': must be a list of one answer: localeval scores against one reference"),
 ])
 def test_a_file_that_cannot_be_read_one_way_is_one_line_naming_where(tmp_path: Path, records: list[Any],
                                                                    message: str) -> None:
@@ -122,6 +128,41 @@ def test_a_file_that_cannot_be_read_one_way_is_one_line_naming_where(tmp_path: P
     with pytest.raises(InputError) as caught:
         list(read_samples(path))
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_ragas_0_1_file_gives_its_ground_truth_as_the_reference(tmp_path: Path) -> None:
+    one = write(tmp_path, "v01", "jsonl", [{"question": "a?", "answer": "b", "contexts": ["x"], "ground_truth": "c"}])
+    listed = write(tmp_path, "v01-list", "jsonl", [{"question": "a?", "answer": "b", "ground_truths": ["c"]}])
+    assert [s.reference for s in read_samples(one)] == [s.reference for s in read_samples(listed)] == ["c"]
+    assert input_notice(one).startswith("read as a Ragas 0.1 dataset: ground_truth → reference")
+
+
+def test_csv_list_cells_are_json_first_and_numpys_print_is_refused(tmp_path: Path) -> None:
+    cell = json.dumps(["it's 😀 fine", "2 € / 3"])  # JSON escapes (\ud83d\ude00, \u20ac) beside an apostrophe
+    path = tmp_path / "cells.csv"
+    path.write_text(f'id,question,contexts\n1,q,"{cell.replace(chr(34), chr(34) * 2)}"\n'
+                    "2,q,\"['pandas', 'list']\"\n", encoding="utf-8")
+    assert [[c.text for c in s.contexts] for s in read_samples(path)] == [["it's 😀 fine", "2 € / 3"], ["pandas", "list"]]
+    path.write_text("id,question,contexts\n1,q,\"['alpha' 'beta']\"\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"cells.csv:2: field 'contexts': cell holds texts without commas between "
+                                         r"them \(numpy's way of printing an array\)"):
+        list(read_samples(path))
+
+
+def test_a_column_mapped_onto_a_field_the_record_also_has_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "both", "jsonl", [{"id": "1", "query": "QUERY", "question": "QUESTION"}])
+    with pytest.raises(InputError, match="--column question=query: the record also has a 'question' column"):
+        list(read_samples(path, columns={"question": "query"}))
+
+
+def test_a_label_column_mapped_to_another_key_ignores_the_key_of_its_own_name(tmp_path: Path) -> None:
+    from localeval.data.labels import read_labels
+
+    path = tmp_path / "labels.jsonl"
+    for order in ({"id": "1", "faithfulness": 0, "gold": 1}, {"id": "1", "gold": 1, "faithfulness": 0}):
+        path.write_text(json.dumps(order) + "\n", encoding="utf-8")
+        labels = read_labels(path, {"1"}, ["faithfulness"], {"faithfulness": "gold"}, "samples.jsonl")
+        assert labels.by_column == {"faithfulness": {"1": 1}}
 
 
 def test_column_maps_fields_in_every_container(tmp_path: Path) -> None:

@@ -155,9 +155,9 @@ class Recorder:
         self.answered: list[str] = []
         self.process, self.kill_after = process, kill_after
 
-        def recorded(client: http_client.JsonHttp, path: str, body: Any, *, retry: bool = True) -> Any:
+        def recorded(client: http_client.JsonHttp, path: str, body: Any, *, retry: http_client.Retry = True) -> Any:
             out = POST(client, path, body, retry=retry)
-            if path == "/chat/completions" and retry:  # retry=False: the start-up probes
+            if path == "/chat/completions" and retry is True:  # the start-up probes retry only when busy
                 self.answered.append(json.dumps([body["messages"], body["max_tokens"]], sort_keys=True))
                 if self.kill_after is not None and len(self.answered) == self.kill_after:
                     self.process.kill()

@@ -47,6 +47,7 @@ def read_labels(path: Path, ids: Container[str], columns: Collection[str], mappi
     source = str(path)
     check_readable(path)
     key_to_column = {key: column for column, key in (mapping or {}).items()}
+    mapped = set(key_to_column.values())
     for column in key_to_column.values():
         if column not in columns:
             raise InputError(source, None, None, f"--label-column: there is no metric column '{column}'; "
@@ -65,7 +66,9 @@ def read_labels(path: Path, ids: Container[str], columns: Collection[str], mappi
         lines[sample_id] = line
         for key, value in record.items():
             column = key_to_column.get(key, key)
-            if key == "id" or column not in columns:
+            # a column mapped to another key takes its labels from that key only: a key of the column's own
+            # name is something else, not a second label that would silently win
+            if key == "id" or column not in columns or (key not in key_to_column and column in mapped):
                 if key != "id":
                     ignored.add(key)
                 continue

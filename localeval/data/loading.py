@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import json
+import tokenize
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,7 +125,15 @@ def _renamed(record: dict[str, Any], renames: dict[str, str], source: str, line:
             if column not in record:
                 raise InputError(source, line, None, f"--column {field_name}={column}: no column '{column}' in the "
                                                      f"first record (it has {', '.join(record) or 'none'})")
-    return {renames.get(key, key): value for key, value in record.items()}
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        name = renames.get(key, key)
+        if name in out:  # the record has a column of the field's own name too: one would silently win
+            column = next(c for c, f in renames.items() if f == name)
+            raise InputError(source, line, None, f"--column {name}={column}: the record also has a '{name}' column; "
+                                                 "rename or drop one of them")
+        out[name] = value
+    return out
 
 
 def _decoded_cells(record: dict[str, Any], source: str, line: int) -> dict[str, Any]:
@@ -141,15 +151,38 @@ def _decoded_cells(record: dict[str, Any], source: str, line: int) -> dict[str, 
 
 
 def _list_cell(cell: str, source: str, line: int, name: str) -> Any:
-    if cell.lstrip().startswith("[") and "'" in cell:
-        try:
-            value = ast.literal_eval(cell)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            pass
-        else:
-            if isinstance(value, list) and all(isinstance(item, str) for item in value):
-                return value
-    return parse_json(cell, source, line, name, "cell must hold JSON")
+    """JSON first (a JSON list with an apostrophe in a text is still JSON, and its escapes are JSON's), then
+    the Python list literal pandas writes; numpy's repr of an array (`['a' 'b']`, no commas) is refused, as
+    Python would read it as one text joined."""
+    try:
+        return parse_json(cell, source, line, name, "cell must hold JSON")
+    except InputError as not_json:
+        if not (cell.lstrip().startswith("[") and "'" in cell):
+            raise
+        failure = not_json
+    try:
+        tree = ast.parse(cell.strip(), mode="eval").body
+    except (SyntaxError, MemoryError, RecursionError, ValueError):
+        raise failure from None
+    if not isinstance(tree, ast.List) or not all(isinstance(item, ast.Constant) and isinstance(item.value, str)
+                                                 for item in tree.elts):
+        raise failure
+    if any(_joined(cell, item) for item in tree.elts):
+        raise InputError(source, line, name, "cell holds texts without commas between them (numpy's way of printing "
+                                             "an array): write the column as lists, e.g. df[col].map(list) before to_csv")
+    texts = [item.value for item in tree.elts]
+    check_json_value(texts, lambda inner, message: InputError(source, line, f"{name}{inner or ''}", message))
+    return texts
+
+
+def _joined(cell: str, item: ast.Constant) -> bool:
+    """Whether Python joined several string literals into this item ('a' 'b' is 'ab')."""
+    text = ast.get_source_segment(cell.strip(), item) or ""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return len(tokens) > 1
 
 
 def read_samples(path: Path, fmt: str | None = None, columns: Mapping[str, str] | None = None) -> Iterator[Sample]:

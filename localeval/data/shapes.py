@@ -1,7 +1,7 @@
 """Test sets in the shapes other tools write, read into localeval's field names.
 
 People arrive with a test set written for Ragas (`user_input`, `retrieved_contexts`, `response`,
-`reference`) or DeepEval (`input`, `actual_output`, `expected_output`, `retrieval_context`), and often with no
+`reference`; before Ragas 0.2, `question`, `answer`, `contexts` and `ground_truth(s)`) or DeepEval (`input`, `actual_output`, `expected_output`, `retrieval_context`), and often with no
 `id`. A file's shape is recognised from its first record's field names and every later record must have the
 same one: a file that mixes shapes, or a record holding fields of two shapes, is an error naming the line,
 because guessing would score the wrong field. Fields a shape does not name pass through as they are.
@@ -30,6 +30,8 @@ class Shape:
     fields: Mapping[str, str]  # their field -> localeval's
     #: Their field of ids that go with a list field of texts (Ragas' retrieved_context_ids): (ids, texts).
     ids_of: tuple[tuple[str, str], ...] = ()
+    #: The shape whose names its records use besides its own (Ragas 0.1 is localeval's names and ground_truth).
+    extends: str = ""
 
 
 SHAPES = (
@@ -42,11 +44,14 @@ SHAPES = (
     Shape("deepeval", "DeepEval test cases", {"input": "question", "actual_output": "answer",
                                               "retrieval_context": "contexts", "expected_output": "reference",
                                               "context": "reference_docs"}),
+    # Ragas before 0.2: localeval's own names but for the reference, a string or a list of one.
+    Shape("ragas-v0.1", "a Ragas 0.1 dataset", {"ground_truth": "reference", "ground_truths": "reference"},
+          extends="localeval"),
 )
 #: Field names that hold a list in some shape: a CSV cell of one of them holds JSON.
 LIST_FIELDS = frozenset({"contexts", "reference_doc_ids", "reference_docs", "retrieved_contexts",
                          "reference_contexts", "reference_context_ids", "retrieved_context_ids",
-                         "retrieval_context", "context"})
+                         "retrieval_context", "context", "ground_truths"})
 
 
 #: Shape name -> the field names that mark a record as of that shape: those no other shape uses, and its
@@ -58,8 +63,14 @@ MARKS = {shape.name: frozenset({name for name in shape.fields
 
 
 def shapes_of(record: Mapping[str, Any]) -> list[Shape]:
-    """The shapes whose own field names the record uses."""
-    return [shape for shape in SHAPES if not MARKS[shape.name].isdisjoint(record)]
+    """The shapes whose own field names the record uses (a shape another one extends is part of it)."""
+    found = [shape for shape in SHAPES if not MARKS[shape.name].isdisjoint(record)]
+    extended = {shape.extends for shape in found}
+    return [shape for shape in found if shape.name not in extended]
+
+
+def _compatible(first: Shape, later: Shape) -> bool:
+    return later is first or later.extends == first.name or first.extends == later.name
 
 
 class RecordReader:
@@ -86,6 +97,8 @@ class RecordReader:
         if self.shape is None:
             self.shape, self.first_line = shape, line
             self.numbered = not has_id
+        elif _compatible(self.shape, shape):
+            shape = self.shape = shape if shape.extends == self.shape.name else self.shape  # the fuller one
         elif shape is not self.shape:
             raise InputError(self.source, line, None, f"is a record of {shape.title} but line {self.first_line} is "
                                                       f"of {self.shape.title}; a file holds one shape")
@@ -122,8 +135,21 @@ class RecordReader:
 def _renamed(record: dict[str, Any], shape: Shape, source: str, line: int) -> dict[str, Any]:
     if shape is SHAPES[0]:
         return record
+    into: dict[str, str] = {}  # localeval's field -> the record's key that fills it
+    for key in record:
+        ours = shape.fields.get(key, key)
+        if ours in into and key not in {ids for ids, _ in shape.ids_of}:
+            # expected_output beside reference, ground_truth beside ground_truths: one would silently win
+            raise InputError(source, line, key, f"and '{into[ours]}' both give the {ours}; keep one")
+        into[ours] = key
     out = {shape.fields.get(key, key): value for key, value in record.items()
            if key not in {ids for ids, _ in shape.ids_of}}
+    if "ground_truths" in record and shape.name == "ragas-v0.1":
+        truths = record["ground_truths"]
+        if not (isinstance(truths, list) and len(truths) == 1):
+            raise InputError(source, line, "ground_truths", "must be a list of one answer: localeval scores against "
+                             "one reference (give it as ground_truth, or keep one)")
+        out["reference"] = truths[0]
     for ids_field, texts_field in shape.ids_of:
         ids, texts = record.get(ids_field), record.get(texts_field)
         if ids is None:
