@@ -67,10 +67,30 @@ def test_normalisation_is_squads_order_punctuation_before_articles() -> None:
     ("iPhone 15发布", "iphone 15 发布了", 0.0, 8 / 9),            # word runs and characters mixed
     ("北京", "上海", 0.0, 0.0),
     ("明朝", "明 朝", 1.0, 1.0),                                  # spaces between characters do not count
+    ("１９９０年", "1990年", 1.0, 1.0),                            # full-width digits are their ASCII forms
+    ("ＡＢＣ公司", "abc公司", 1.0, 1.0),
 ])
 def test_chinese_is_compared_character_by_character(answer: str, reference: str, em: float, f1: float) -> None:
     assert exact_match(answer, reference) == em
     assert token_f1(answer, reference)[0] == pytest.approx(f1, abs=1e-12)
+
+
+def test_a_full_width_bracket_does_not_make_english_text_chinese() -> None:
+    """Only a Han or kana letter switches to the character reading: an English pair with a full-width mark
+    keeps SQuAD's rules (the article is dropped), as the official script reads it."""
+    assert exact_match("The Louvre\u3000museum", "Louvre museum") == 1.0  # U+3000 splits, as str.split() does
+    # SQuAD's tokens: eiffel tower 1889 | eiffel tower（1889） (full-width brackets are no ASCII punctuation)
+    assert token_f1("the Eiffel Tower (1889)", "Eiffel Tower（1889）") == pytest.approx((0.4, 1 / 3, 1 / 2))
+
+
+def test_a_reference_with_no_word_left_is_skipped_not_scored() -> None:
+    samples = [sample_from_record({"id": i, "question": "q?", "answer": answer, "reference": reference}, "<t>", 1)
+               for i, (answer, reference) in enumerate([("A", "A"), ("Paris", "—"), ("Paris", "Paris")])]
+    skipped = {"exact_match": [True, False, False], "token_f1": [True, False, False],  # SQuAD drops "A", keeps "—"
+               "answer_rouge_l": [False, True, False]}  # ROUGE's tokens keep "a" and drop "—"
+    for metric in build_metrics(",".join(skipped)):
+        reasons = [getattr(o, "reason", None) for o in metric.measure(samples)]
+        assert [r is not None and "no word" in r for r in reasons] == skipped[metric.name], (metric.name, reasons)
 
 
 @pytest.mark.model("all-minilm-l6-v2")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rouge_score import rouge_scorer
 
-from localeval.metrics.base import Measurement
+from localeval.metrics.base import Measurement, Skipped
 from localeval.metrics.rouge import CJKTokenizer, RougeL
 from localeval.data.records import sample_from_record
 
@@ -58,6 +58,8 @@ def test_ascii_text_matches_rouge_score_exactly(stemmer: bool) -> None:
     )
 
 
-def test_empty_contexts_and_punctuation_only_score_zero() -> None:
+def test_empty_contexts_score_zero_and_a_reference_of_punctuation_is_skipped() -> None:
     assert rouge("Canberra.", []) == {"rouge_l.precision": 0.0, "rouge_l.recall": 0.0, "rouge_l.f": 0.0}
-    assert rouge("...", ["Canberra"])["rouge_l.f"] == 0.0
+    sample = sample_from_record({"id": 1, "question": "q", "reference": "...", "contexts": ["Canberra"]})
+    [outcome] = RougeL().measure([sample])  # rouge-score's 0 would say nothing about the contexts
+    assert outcome == Skipped("the reference has no word to match (only punctuation)")

@@ -23,11 +23,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.records import Sample
-from ..text import CJK_LETTERS, has_cjk
-from .base import Measurement, Metric, MetricContext, Outcome
+from ..text import CJK_LETTERS, count_cjk_letters
+from .base import Measurement, Metric, MetricContext, Outcome, Skipped
 from .registry import register_metric
 from .rouge import RougeL
 
+#: SQuAD scores a reference with no word left ("A", "—") 0 against anything, and exact match then 1 against
+#: an answer that is as empty: neither says whether the answer is right.
+EMPTY_REFERENCE = "the reference has no word left after normalisation (punctuation and a/an/the are dropped)"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)
 _CJK_TOKEN = re.compile(f"[{CJK_LETTERS}]|[^\\W_{CJK_LETTERS}]+")
@@ -41,17 +44,24 @@ def normalize_answer(text: str) -> str:
 
 def answer_tokens(text: str, cjk: bool) -> list[str]:
     """The tokens exact match and F1 compare: SQuAD's whitespace tokens of the normalised text, or, for
-    CJK text, characters and word runs with punctuation dropped."""
+    CJK text, characters and word runs with punctuation dropped, full-width letters and digits read as
+    their ASCII forms (NFKC: １９９０ is 1990)."""
     if not cjk:
         return normalize_answer(text).split()
+    text = unicodedata.normalize("NFKC", text)
     kept = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text.lower())
     return _CJK_TOKEN.findall(kept)
 
 
+def is_cjk_pair(answer: str, reference: str) -> bool:
+    """Whether the pair is read as Chinese or Japanese: a Han or kana letter in either (a full-width bracket
+    or space in an English answer is not one)."""
+    return count_cjk_letters(answer) > 0 or count_cjk_letters(reference) > 0
+
+
 def exact_match(answer: str, reference: str) -> float:
     """1.0 when the normalised texts are equal (for CJK text: the same token sequence)."""
-    cjk = has_cjk(answer) or has_cjk(reference)
-    if not cjk:
+    if not is_cjk_pair(answer, reference):
         return float(normalize_answer(answer) == normalize_answer(reference))
     return float(answer_tokens(answer, True) == answer_tokens(reference, True))
 
@@ -59,7 +69,7 @@ def exact_match(answer: str, reference: str) -> float:
 def token_f1(answer: str, reference: str) -> tuple[float, float, float]:
     """(F1, precision, recall) of the tokens the two share, counted with multiplicity; 0 when they share
     none (SQuAD v1.1 scores two empty texts 0 too)."""
-    cjk = has_cjk(answer) or has_cjk(reference)
+    cjk = is_cjk_pair(answer, reference)
     predicted, gold = answer_tokens(answer, cjk), answer_tokens(reference, cjk)
     same = sum((Counter(predicted) & Counter(gold)).values())
     if same == 0:
@@ -80,7 +90,9 @@ class _AnswerMetric(Metric):
         return {}
 
     def measure(self, samples: Sequence[Sample]) -> list[Outcome]:
-        return [Measurement(self.values(s.answer or "", s.reference or "")) for s in samples]
+        return [Measurement(self.values(s.answer or "", s.reference or ""))
+                if answer_tokens(s.reference or "", is_cjk_pair(s.answer or "", s.reference or ""))
+                else Skipped(EMPTY_REFERENCE) for s in samples]
 
     def values(self, answer: str, reference: str) -> dict[str, float]:
         raise NotImplementedError

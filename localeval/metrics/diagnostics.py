@@ -19,7 +19,7 @@ over the chunks, "not" is 1 − P, "and" is the product. Where every P is 0 or 1
 Lower is better for noise_sensitivity and hallucination. A run asking for several of them asks each
 distinct question once: the metrics render the same prompts, and the judge's cache answers a repeat.
 Departures from RAGChecker: a sample whose answer (or reference) has no checkable claim is skipped
-rather than scored 0, and so is context_utilization when the chunks are expected to hold less than half a
+rather than scored 0 where the metric reads those claims (context_utilization reads only the reference's), and so is context_utilization when the chunks are expected to hold less than half a
 reference claim (RAGChecker's 0 there would say the generator used nothing it was given).
 """
 

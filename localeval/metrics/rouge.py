@@ -13,11 +13,12 @@ precision = LCS / context tokens, F = harmonic mean. Empty token lists score 0, 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any, Sequence
 
 from ..data.records import Sample
 from ..text import CJK_LETTERS as _CJK_CHARS
-from .base import Measurement, Metric, MetricContext, MetricOption, Outcome
+from .base import Measurement, Metric, MetricContext, MetricOption, Outcome, Skipped
 from .registry import register_metric
 
 _TOKEN_RE = re.compile(f"[{_CJK_CHARS}]|[^\\W_{_CJK_CHARS}]+")
@@ -36,7 +37,9 @@ class CJKTokenizer:
         self._stemmer = porter.PorterStemmer() if use_stemmer else None
 
     def tokenize(self, text: str) -> list[str]:
-        tokens = _TOKEN_RE.findall(text.lower())
+        """NFKC first, so full-width letters and digits (common in Chinese text) are their ASCII forms; ASCII
+        text is unchanged by it."""
+        tokens = _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower())
         if self._stemmer is None:
             return tokens
         return [self._stemmer.stem(t) if len(t) > 3 and _ASCII_WORD_RE.match(t) else t for t in tokens]
@@ -60,7 +63,8 @@ class RougeL(Metric):
         from rouge_score import rouge_scorer  # imports nltk and scipy: seconds, so only when ROUGE-L is asked for
 
         self.use_stemmer = use_stemmer
-        self._scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=CJKTokenizer(use_stemmer))
+        self._tokenizer = CJKTokenizer(use_stemmer)
+        self._scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=self._tokenizer)
 
     def settings(self) -> dict[str, Any]:
         return {"tokenizer": "cjk-char", "stemmer": "porter" if self.use_stemmer else None, "contexts_joined": "\\n"}
@@ -74,7 +78,11 @@ class RougeL(Metric):
         precision, recall, f = _roles(self.columns)
         outcomes: list[Outcome] = []
         for sample in samples:
-            score = self._scorer.score(*self.pair(sample))["rougeL"]
+            target, prediction = self.pair(sample)
+            if not self._tokenizer.tokenize(target):  # rouge-score gives 0 to a target with no token
+                outcomes.append(Skipped("the reference has no word to match (only punctuation)"))
+                continue
+            score = self._scorer.score(target, prediction)["rougeL"]
             outcomes.append(Measurement({precision: score.precision, recall: score.recall, f: score.fmeasure}))
         return outcomes
 
