@@ -11,7 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from localeval.cli import cli
-from localeval.testset.corpus import Document, chunk_documents, read_corpus
+import numpy as np
+
+from localeval.testset.corpus import Chunk, Document, chunk_documents, read_corpus
 from localeval.errors import InputError
 from localeval.text import split_sentences
 from localeval.testset.index import ChunkIndex, doc_rank
@@ -66,6 +68,41 @@ def test_chunks_keep_sentences_whole_and_overlap() -> None:
     assert [c.text for c in zh] == ["第一句。第二句。第三句。"]
     with pytest.raises(InputError, match="--chunk-size"):
         chunk_documents([Document("d", text)], size=10)
+    # text with no full stop (Chinese punctuated with commas only, text from a PDF) is cut, not one chunk
+    commas = chunk_documents([Document("c", "中文没有句号，" * 300)], size=100, overlap=1)
+    spaces = chunk_documents([Document("w", "word " * 500)], size=100, overlap=0)
+    assert len(commas) > 20 and max(len(c.text) for c in commas) <= 100 and commas[0].text.endswith("，")
+    assert len(spaces) > 20 and max(len(c.text) for c in spaces) <= 100 and "".join(c.text for c in spaces).count("word") == 500
+
+
+def test_the_hard_negative_is_the_nearest_other_document_whose_text_is_not_the_sources() -> None:
+    from localeval.testset.generation import _nearest_elsewhere
+
+    chunks = [Chunk("a#0", "a", "The tower was built in 1889."), Chunk("a#1", "a", "It is in Paris."),
+              Chunk("copy#0", "copy", "The tower was built in 1889."), Chunk("far#0", "far", "Mars has two moons.")]
+    vectors = np.array([[1, 0, 0], [0.99, 0.1, 0], [0.98, 0.2, 0], [0.1, 1, 0]], dtype=np.float32)
+    index = ChunkIndex.build(chunks, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    query = np.array([[1, 0, 0]], dtype=np.float32)
+    # the same document's chunk and a copy of the source under another id rank higher: neither is a negative
+    assert _nearest_elsewhere(index, query, chunks[0]).id == "far#0"
+    alone = ChunkIndex.build(chunks[:2], vectors[:2])
+    assert _nearest_elsewhere(alone, query, chunks[0]) is None  # one document: no hard negative at all
+
+
+def test_a_chunk_the_judge_cannot_answer_for_is_counted_and_the_run_goes_on(corpus: Path, tmp_path: Path) -> None:
+    from fake_backend import FakeBackend, fake_kit
+    from localeval.testset.generation import GenerateOptions, _generated
+
+    def writes(call):  # noqa: ANN001, ANN202 - a reply cut off for the Mars chunk, a question for the others
+        if "Mars" in call.text:
+            return None
+        return {"can_ask": True, "question": "What is described?", "answer": "A landmark."}
+
+    kit = fake_kit(FakeBackend(json_rule=writes), tmp_path / "c.sqlite")
+    kit.check = lambda **_: None  # the fake judge and embedder have no files to check
+    report = _generated(corpus, tmp_path / "out", GenerateOptions(top_k=3), kit, progress=False)
+    assert (report["sampled"], report["judge_errors"]) == (3, 1)
+    assert report["declined"] + report["judge_errors"] + report["filtered_by_retrieval"] + report["kept"] == 3
 
 
 @pytest.mark.model("all-minilm-l6-v2")
@@ -97,7 +134,7 @@ def test_tiny_judge_generation_is_deterministic_and_accounted(corpus: Path, tmp_
         outs.append(tmp_path / name)
     report = json.loads((outs[0] / "generation.json").read_text())
     assert (report["documents"], report["chunks"], report["sampled"]) == (3, 3, 3)
-    assert report["declined"] + report["filtered_by_retrieval"] + report["kept"] == report["sampled"]
+    assert report["declined"] + report["judge_errors"] + report["filtered_by_retrieval"] + report["kept"] == report["sampled"]
     assert report["judge_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
     for name in ("testset.jsonl", "negatives.jsonl"):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()

@@ -45,7 +45,8 @@ def judge_options(command: Command) -> Command:
                           "of the machine's memory, else 4; 32 with --gpu-layers or LOCALEVAL_GPU_LAYERS. "
                           "With --judge-url: requests in flight (default 4; match the server's slots, e.g. "
                           "llama-server -np)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Judge seed (decoding is greedy)."),
+        click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+                     help="Judge seed (decoding is greedy); `generate` also samples its chunks with it."),
         click.option("--cache", type=click.Path(path_type=Path),
                      help="Judge cache file (SQLite). Default: $LOCALEVAL_CACHE or .localeval-cache/judge.sqlite."),
         click.option("--move-damaged-cache", is_flag=True,

@@ -31,7 +31,7 @@ from .options import OutPath
               help="Share of each judgement's pairs kept out of training and measured on at the end.")
 @click.option("--max-length", type=click.IntRange(min=32, max=512), default=128, show_default=True,
               help="Tokens of a pair the cross-encoder reads; longer passages are windowed when scoring.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), help="CPU threads for training (default: torch's).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no report.")
 @user_errors

@@ -9,6 +9,7 @@ start the next one, so a fact that straddles a boundary still appears whole in o
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -63,10 +64,29 @@ def chunk_documents(docs: list[Document], size: int = 1000, overlap: int = 1) ->
     return chunks
 
 
+#: Where a sentence longer than a chunk is cut, best first: after a clause mark, else at a space.
+_CLAUSE_MARKS = re.compile(r"[，,；;、：:]")
+
+
+def _cut_long(sentence: str, size: int) -> list[str]:
+    """A sentence longer than `size` in pieces of at most `size` characters (text with no sentence marks,
+    such as Chinese punctuated only with commas, or text pulled from a PDF, would be one chunk of any
+    length): after the last clause mark in the second half of the window, else the last space there,
+    else at `size` itself."""
+    pieces = []
+    while len(sentence) > size:
+        window = sentence[:size]
+        marks = [m.end() for m in _CLAUSE_MARKS.finditer(window) if m.end() > size // 2]
+        cut = marks[-1] if marks else (window.rfind(" ") if window.rfind(" ") > size // 2 else size)
+        pieces.append(sentence[:cut].strip())
+        sentence = sentence[cut:].strip()
+    return pieces + ([sentence] if sentence else [])
+
+
 def _pack(sentences: list[str], size: int, overlap: int) -> Iterator[str]:
     current: list[str] = []
     length = 0
-    for sentence in sentences:
+    for sentence in (piece for whole in sentences for piece in _cut_long(whole, size)):
         if current and length + len(sentence) > size:
             yield functools.reduce(join_sentences, current)
             current = current[-overlap:] if overlap and len(current) > overlap else []

@@ -13,6 +13,7 @@ resumable through the judge cache.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,6 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..atomic import AtomicFiles, one_run_at_a_time
+from ..errors import JudgeError
 from ..files import check_output_dir, dumps
 from ..judge.config import JudgeOptions
 from ..model_kit import ModelKit
@@ -78,17 +80,18 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
     meter = Progress(len(sampled), label="generating") if progress else None
     kept: list[dict[str, Any]] = []
     negatives: list[dict[str, Any]] = []
-    counts = {"sampled": len(sampled), "declined": 0, "filtered_by_retrieval": 0, "kept": 0}
+    counts = {"sampled": len(sampled), "declined": 0, "judge_errors": 0, "filtered_by_retrieval": 0, "kept": 0}
     window = max(1, kit.config.parallel)  # one judge call per window: a batched backend fills its lanes
     for start in range(0, len(sampled), window):
         batch = sampled[start:start + window]
         asked: list[Kept] = []
         for chunk, qa in zip(batch, _questions_for(kit, batch)):
-            if qa is None:
-                counts["declined"] += 1
+            if qa is None or isinstance(qa, JudgeError):  # a reply cut off, a prompt too long: that chunk only
+                counts["declined" if qa is None else "judge_errors"] += 1
                 continue
             question, answer, lang = qa
-            hits = index.search(kit.embedder.encode([question]), options.top_k)[0]
+            vector = kit.embedder.encode([question])
+            hits = index.search(vector, options.top_k)[0]
             rank = doc_rank(hits, chunk.doc_id)
             if rank is None:
                 counts["filtered_by_retrieval"] += 1
@@ -100,9 +103,10 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
                 "source_rank": rank, "lang": lang,
             })
             asked.append(Kept(sample_id, question, answer, lang, chunk,
-                              _negatives(sample_id, question, chunk, hits, chunks, rng)))
+                              _negatives(sample_id, question, chunk, _nearest_elsewhere(index, vector, chunk),
+                                         chunks, rng)))
         if options.contradictions:
-            _add_contradictions(kit, asked)
+            counts["judge_errors"] += _add_contradictions(kit, asked)
         negatives.extend(row for kept_one in asked for row in kept_one.rows)
         if meter:
             meter.advance(len(batch))
@@ -133,30 +137,31 @@ def _sample(chunks: list[Chunk], n: int | None, rng: np.random.Generator) -> lis
     return picked if n is None else picked[:n]
 
 
-def _questions_for(kit: ModelKit, chunks: list[Chunk]) -> list[tuple[str, str, str] | None]:
-    """(question, answer, lang) the judge wrote from each chunk alone, or None where it declined."""
+def _questions_for(kit: ModelKit, chunks: list[Chunk]) -> list[tuple[str, str, str] | JudgeError | None]:
+    """(question, answer, lang) the judge wrote from each chunk alone, None where it declined, or the error
+    where it could not answer (the chunk is left out and counted; the run goes on)."""
     from ..judge.facade import Ask
     from ..judge.prompts import detect_lang
 
     langs = [detect_lang(chunk.text, kit.options.lang) for chunk in chunks]
     answers = kit.judge.ask([Ask.json(kit.prompt("generate_question", lang, passage=chunk.text))
                              for chunk, lang in zip(chunks, langs)])
-    written: list[tuple[str, str, str] | None] = []
+    written: list[tuple[str, str, str] | JudgeError | None] = []
     for answer, lang in zip(answers, langs):
+        if answer.error is not None:
+            written.append(answer.error)
+            continue
         value = answer.unwrap()
         question, reply = value["question"].strip(), value["answer"].strip()
         written.append((question, reply, lang) if value["can_ask"] and question and reply else None)
     return written
 
 
-def _negatives(sample_id: str, question: str, source: Chunk, hits: list[tuple[Chunk, float]], chunks: list[Chunk],
+def _negatives(sample_id: str, question: str, source: Chunk, hard: Chunk | None, chunks: list[Chunk],
                rng: np.random.Generator) -> list[dict[str, Any]]:
     """Labelled (question, context) rows for calibrating or training a judge, as ARES trains its judges."""
     rows = [{"id": f"{sample_id}-pos", "question": question, "context": source.text, "context_id": source.id,
              "kind": "positive", "context_relevance": 1}]
-    others = [c for c, _ in hits if c.doc_id != source.doc_id]
-    same_doc = [c for c in chunks if c.doc_id == source.doc_id and c.id != source.id]
-    hard = others[0] if others else (same_doc[0] if same_doc else None)
     if hard is not None:
         rows.append({"id": f"{sample_id}-hard", "question": question, "context": hard.text, "context_id": hard.id,
                      "kind": "hard_negative", "context_relevance": 0})
@@ -168,21 +173,47 @@ def _negatives(sample_id: str, question: str, source: Chunk, hits: list[tuple[Ch
     return rows
 
 
-def _add_contradictions(kit: ModelKit, asked: list[Kept]) -> None:
+def _nearest_elsewhere(index: ChunkIndex, vector: np.ndarray, source: Chunk) -> Chunk | None:
+    """The chunk of another document nearest the question, whose text is not the source's (a document
+    copied under two ids would make the positive its own negative): searched wider until one turns up, so
+    `--top-k 1`, which finds only the source, still gets one. None when no other document has one."""
+    k = 8
+    while True:
+        hits = index.search(vector, k)[0]
+        for chunk, _ in hits:
+            if chunk.doc_id != source.doc_id and _folded(chunk.text) != _folded(source.text):
+                return chunk
+        if k >= len(index.chunks):
+            return None
+        k *= 4
+
+
+def _folded(text: str) -> str:
+    """Text as compared for sameness: case, punctuation and spacing aside."""
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def _add_contradictions(kit: ModelKit, asked: list[Kept]) -> int:
     """A wrong answer the judge writes per question (one call for the window): the source passage with the
-    right answer is faithful, with the wrong one it is not."""
+    right answer is faithful, with the wrong one it is not. Returns the judge errors (those questions get no
+    contradiction)."""
     from ..judge.facade import Ask
 
     answers = kit.judge.ask([Ask.json(kit.prompt("contradict", lang, passage=chunk.text, question=question,
                                                  answer=answer))
                              for _, question, answer, lang, chunk, _ in asked])
+    errors = 0
     for (sample_id, question, answer, _, chunk, rows), reply in zip(asked, answers):
+        if reply.error is not None:
+            errors += 1
+            continue
         wrong = reply.unwrap()["answer"].strip()
-        if wrong and wrong != answer:
+        if wrong and _folded(wrong) != _folded(answer):  # "In 1889" is the answer "In 1889." again
             rows.append({"id": f"{sample_id}-contradicted", "question": question, "context": chunk.text,
                          "context_id": chunk.id, "answer": wrong, "kind": "contradicted_answer",
                          "answer_faithfulness": 0})
             rows[0].update(answer=answer, answer_faithfulness=1)
+    return errors
 
 
 def _write(out_dir: Path, kept: list[dict], negatives: list[dict], report: dict, index: ChunkIndex) -> None:

@@ -39,7 +39,13 @@ class ChunkIndex:
             raise InputError("--index", None, None, f"'{kind}' is not an index kind; use one of {', '.join(KINDS)}")
         dim = vectors.shape[1]
         index = faiss.IndexFlatIP(dim) if kind == "flat" else faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-        index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        threads = faiss.omp_get_max_threads()
+        if kind == "hnsw":  # built on several threads, the graph depends on their timing (faiss #983)
+            faiss.omp_set_num_threads(1)
+        try:
+            index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        finally:
+            faiss.omp_set_num_threads(threads)
         return cls(chunks, index, kind)
 
     def search(self, queries: np.ndarray, k: int) -> list[list[tuple[Chunk, float]]]:
