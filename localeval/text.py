@@ -14,13 +14,16 @@ CJK = re.compile(f"[{CJK_LETTERS}\u3000-\u303f\uff00-\uffef]")
 _CJK_LETTER = re.compile(f"[{CJK_LETTERS}]")
 # Sentence ends: English punctuation followed by space, Chinese punctuation, or a line break. A decimal
 # point ("3.14") is not followed by a space, so it never ends a sentence.
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*|\n+")
+# A run of Chinese marks ("……", "？！") and a closing quote or bracket after it ("。”") end one sentence
+# together, after the run.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])(?![。！？；…”’」』）)])\s*"
+                           r"|(?<=[。！？；…][”’」』）)])(?![”’」』）)])\s*|\n+")
 # Full stops that end a word, not a sentence, on one line of English: a list marker standing alone or a
 # first item's after a colon ("1.", "**b.", "They are: 1."), "e.g." and "i.e.", a title ("Mr.", "St.",
 # "Dr."), "No." or "Fig." before a number, and an initial or dotted acronym before a word ("David A.
 # Stewart", "the U.S. Army", "E. coli"). Split there, "1." and "Stewart." would each be judged as a
-# statement of their own. A title or an initial before a word that usually opens a sentence ("... moved to
-# the U.S. He became ...") still ends it; the cost is that a sentence ending in an initial before any other
+# statement of their own. A title or an initial before a capitalised word that usually opens a sentence
+# ("... moved to the U.S. He became ...") still ends it; the cost is that a sentence ending in an initial before any other
 # word ("He got an A. Nobody else did.") is read with the next one.
 #: A list item's marker: digits, a letter or a roman numeral, then a full stop or a bracket, maybe in bold.
 LIST_MARKER = r"[*_]*\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{2,4})[.)][*_]*"
@@ -80,7 +83,8 @@ def _mid_sentence(tail: str, whole: bool, following: str, gap: str) -> bool:
     if _NUMBERED.search(tail):
         return following[:1].isdigit()
     word = _WORD.match(following)
-    if not word or word.group().lower() in _OPENERS:
+    # an opener ends the sentence only capitalised: "the U.S. and Canada" goes on, "the U.S. And then" does not
+    if not word or (word.group()[0].isupper() and word.group().lower() in _OPENERS):
         return False
     # a title may stand before a name in any script; an initial before Chinese text ends an English sentence
     return bool(_TITLE.search(tail)) or (_INITIAL.search(tail) is not None and word.group().isascii())

@@ -20,6 +20,12 @@ from localeval.text import split_sentences
     ("See Fig. 3 for e.g. the curve. No. 5 won.", ["See Fig. 3 for e.g. the curve.", "No. 5 won."]),
     ("The Rams moved to St. Louis in 1995.", ["The Rams moved to St. Louis in 1995."]),
     ("It is caused by E. coli in water.", ["It is caused by E. coli in water."]),
+    # a word that opens sentences only does so capitalised
+    ("The firm is based in the U.S. and Canada. It grew.", ["The firm is based in the U.S. and Canada.", "It grew."]),
+    # a run of Chinese marks, and a closing quote after one, end one sentence together
+    ("他等等……然后走了。", ["他等等……", "然后走了。"]),
+    ("真的吗？！不会吧。", ["真的吗？！", "不会吧。"]),
+    ("他说：“你好。”然后离开了。", ["他说：“你好。”", "然后离开了。"]),
     # still sentence ends: a capitalised word with a hyphen, an acronym, a title or an initial before a word
     # that opens sentences or before Chinese, a time or a letter answer after a colon, "No." with no number,
     # a line break after a marker, Chinese

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..data.records import Sample
 from ..judge.facade import Ask
+from ..judge.injection import screen
 from ..model_kit import ModelKit
 from ..text import split_sentences
 from .base import ChunkDetails, Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
@@ -57,7 +58,9 @@ class ContextRelevance(VerdictMetric):
         return {"method": self.method, **super().settings()}
 
     def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        sentences = [s for c in sample.contexts or () for s in split_sentences(c.text)]
+        # each screened alone: a forged turn is cut to its paragraph's end, which in the one-per-line list the
+        # judge sees would take every later sentence, of every context, with it
+        sentences = [screen(s).text.strip() for c in sample.contexts or () for s in split_sentences(c.text)]
         if not sentences:
             return Skipped("contexts have no text")
         if self.method == "probability":

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from ..data.records import Context, Sample
 from ..judge.facade import Ask
+from ..judge.injection import screen
 from ..model_kit import ModelKit
 from ..text import CJK_LETTERS, LIST_MARKER, count_cjk_letters, join_sentences, sentence_spans, split_sentences
 from .judged import Flow
@@ -178,6 +179,8 @@ def related_passages(passages: Sequence[Context], words: set[str]) -> tuple[list
     aside = 0
     for passage in passages:
         spans = _sentence_words(passage.text)
+        if not spans:  # an empty passage names nothing: it must not pass as related to every statement
+            continue
         related = [(a, b) for a, b, named in spans if named & words]
         aside += len(spans) - len(related)
         if len(related) == len(spans):
@@ -340,7 +343,8 @@ def select_evidence(statement: str, sentences: Sequence[str], k: int = EVIDENCE_
     wanted = set(_WORD.findall(statement.lower()))
     scores = [sum(math.log(1 + len(bags) / document_frequency[w]) for w in wanted & bag) for bag in bags]
     top = sorted(sorted(range(len(sentences)), key=lambda i: -scores[i])[:k])
-    return "\n".join(sentences[i] for i in top)
+    # each screened alone: a forged turn is cut to its paragraph's end, which here would take the sentences after it
+    return "\n".join(screen(sentences[i]).text.strip() for i in top)
 
 
 def passages_for(sample: Sample, against: str) -> tuple[Context, ...]:
