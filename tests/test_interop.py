@@ -197,6 +197,9 @@ def test_tables_beside_samples_read_back_in_one_call(tmp_path: Path) -> None:
         rows = list(csv.DictReader(handle))
     assert [float(r["token_f1"]) for r in rows] == [m["token_f1"] for m in scored]
     assert list(rows[0])[:2] == ["id", "question"] and "exact_match" in rows[0]
+    # scored again with one table: the other, of the previous rows, does not stay beside the new ones
+    score_file(path, out, "token_f1", tables=("csv",))
+    assert sorted(p.name for p in out.iterdir()) == ["samples.csv", "samples.jsonl", "summary.csv", "summary.json"]
 
 
 def test_parquet_maps_and_columns_are_read_as_json_would_be(tmp_path: Path) -> None:

@@ -52,6 +52,10 @@ def main() -> None:
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
         sys.exit(1)
+    except MemoryError:  # numpy's "Unable to allocate …" is one; the options that size memory say how
+        click.echo("error: out of memory; ask for less (a smaller --n-boot, --parallel or --n-ctx, fewer samples "
+                   "at once)", err=True)
+        sys.exit(EXIT_USER_ERROR)
     except BrokenPipeError:  # `localeval metrics | head`: the reader left; stop quietly, as cat does
         sys.stdout = open(os.devnull, "w")  # Python would otherwise complain again when flushing at exit
         sys.exit(1)

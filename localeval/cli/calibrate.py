@@ -11,7 +11,7 @@ from ..atomic import write_json_atomic
 from ..files import check_output_file
 from ..results.writer import CALIBRATION_FILE
 from .errors import user_errors
-from .options import pairs_callback
+from .options import FiniteFloatRange, pairs_callback
 
 
 @click.command()
@@ -22,7 +22,7 @@ from .options import pairs_callback
 @click.option("--label-column", "label_columns", multiple=True, metavar="COLUMN=KEY",
               callback=pairs_callback("COLUMN=KEY (e.g. faithfulness=answer_faithfulness)"),
               help="Read the labels of metric COLUMN from KEY (repeatable), e.g. faithfulness=answer_faithfulness.")
-@click.option("--confidence", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--confidence", default=0.95, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
 @click.option("--lambda-mode", "lam_mode", type=click.Choice(["min_variance", "ppi_py"]), default="min_variance",
               show_default=True,

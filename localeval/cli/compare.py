@@ -36,6 +36,8 @@ def compare(run_dirs: tuple[Path, ...], columns: str | None, n_boot: int, seed: 
 
     if len(run_dirs) < 2:
         raise click.UsageError("give at least two runs to compare")
+    if label_columns and not run_labels_given:
+        raise click.UsageError("--label-column needs --labels")
     if out_path:
         check_output_file(out_path)
     runs = [load_run(path, name=str(path)) for path in run_dirs]
@@ -43,8 +45,9 @@ def compare(run_dirs: tuple[Path, ...], columns: str | None, n_boot: int, seed: 
               for name, path in run_labels(run_labels_given, run_dirs).items()}
     wanted = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
     result = compare_runs(runs, wanted, n_boot, confidence, seed, labels, lower_better)
+    if out_path:  # written first: a file that cannot be written stops the command before any table is shown
+        write_json_atomic(out_path, result.as_dict())
     click.echo(comparison_text(result))
     if out_path:
-        write_json_atomic(out_path, result.as_dict())
         click.echo(f"\nresults in {out_path}", err=True)
 

@@ -4,6 +4,7 @@ registered metric option (derived from the metric registry, so a new metric's op
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Callable
 
@@ -14,6 +15,20 @@ from ..judge.config import JudgeOptions
 from ..settings import parse_pairs
 
 Command = Callable[..., Any]
+
+
+#: More resamples than a percentile interval can use, and the most that fit in memory a chunk at a time.
+MAX_BOOTSTRAP = 1_000_000
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange, which lets NaN through (every comparison with it is false), without it or infinity."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 
 class OutPath(click.Path):
@@ -64,7 +79,7 @@ def judge_options(command: Command) -> Command:
                      "server's API key (sent as a bearer token; never stored)."),
         click.option("--judge-sha256", metavar="HEX", help="With --judge-url: the sha256 of the served GGUF, so that "
                      "cached answers name the exact weights."),
-        click.option("--judge-timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+        click.option("--judge-timeout", type=FiniteFloatRange(min=0, min_open=True), metavar="SECONDS",
                      help="With --judge-url: how long to wait for the server to connect or to send the next bytes of an "
                      "answer before the request is retried (default 600)."),
         click.option("--judge-backend", "backend", metavar="NAME", help="What runs the judge: sequential, batched, "
@@ -92,10 +107,10 @@ def interval_options(n_boot: int, what: str) -> Callable[[Command], Command]:
 
     def decorate(command: Command) -> Command:
         options = [
-            click.option("--n-boot", default=n_boot, show_default=True, type=click.IntRange(min=100),
+            click.option("--n-boot", default=n_boot, show_default=True, type=click.IntRange(100, MAX_BOOTSTRAP),
                          help=f"Bootstrap resamples for {what}."),
             click.option("--confidence", default=0.95, show_default=True,
-                         type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Confidence level of the intervals."),
+                         type=FiniteFloatRange(0, 1, min_open=True, max_open=True), help="Confidence level of the intervals."),
             click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the bootstrap's random generator."),
         ]
         for option in reversed(options):
@@ -114,9 +129,9 @@ def ray_options(command: Command) -> Command:
         click.option("--ray-actors", type=click.IntRange(min=1),
                      help="With --ray: scoring actors, each with its own judge and embedder. Default: as many as "
                           "the nodes' CPUs (and GPUs) hold."),
-        click.option("--ray-cpus-per-actor", type=click.FloatRange(min=0, min_open=True),
+        click.option("--ray-cpus-per-actor", type=FiniteFloatRange(min=0, min_open=True),
                      help="With --ray: CPUs reserved per actor (fractions allowed); the judge's threads. Default: 1."),
-        click.option("--ray-gpus-per-actor", type=click.FloatRange(min=0),
+        click.option("--ray-gpus-per-actor", type=FiniteFloatRange(min=0),
                      help="With --ray: GPUs reserved per actor (fractions allowed, e.g. 0.5), with --gpu-layers -1. "
                           "Default: 0."),
     ]

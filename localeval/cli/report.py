@@ -36,6 +36,9 @@ def report(run_dirs: tuple[Path, ...], out_path: Path, title: str | None, labels
     """Write one self-contained HTML report (summary, charts, judge vs human, comparison, per-sample drill-down)."""
     from ..report import build_report
 
+    if label_columns and not labels_given:
+        raise click.UsageError("--label-column needs --labels")
+
     written = build_report(list(run_dirs), out_path, title, run_labels(labels_given, run_dirs), label_columns,
                            max_samples, n_boot, confidence, seed, lower_better)
     for run in written["runs"]:  # type: ignore[attr-defined]

@@ -63,6 +63,8 @@ def score(input_path: Path | None, metrics: str | None, out_dir: Path, fmt: str 
     metric_values = pop_metric_options(kwargs)
     judge = judge_settings(**kwargs, classifier=str(classifier) if classifier else None)
     options = MetricOptions(judge=judge, criteria=criteria, **metric_values)
+    if label_columns and not labels_path:
+        raise click.UsageError("--label-column needs --labels")
     if run_path or qrels_path:
         if input_path or not (run_path and qrels_path):
             raise click.UsageError("use either INPUT, or --run together with --qrels")

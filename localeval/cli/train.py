@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from .errors import user_errors
-from .options import OutPath
+from .options import FiniteFloatRange, OutPath
 
 
 @click.command()
@@ -25,9 +25,9 @@ from .options import OutPath
                    "the pairs label.")
 @click.option("--epochs", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
-@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=1e-4, show_default=True,
+@click.option("--learning-rate", type=FiniteFloatRange(min=0, min_open=True), default=1e-4, show_default=True,
               help="The encoder's; the new classification head learns 10 times faster.")
-@click.option("--held-out", type=click.FloatRange(0.01, 0.5), default=0.1, show_default=True,
+@click.option("--held-out", type=FiniteFloatRange(0.01, 0.5), default=0.1, show_default=True,
               help="Share of each judgement's pairs kept out of training and measured on at the end.")
 @click.option("--max-length", type=click.IntRange(min=32, max=512), default=128, show_default=True,
               help="Tokens of a pair the cross-encoder reads; longer passages are windowed when scoring.")

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 from .. import __version__
 from ..atomic import write_text_atomic
-from ..files import check_output_file
+from ..files import check_output_file, make_dirs
 from ..gate import DEFAULT_BOOTSTRAP
 
 #: Samples embedded per run by default; more are summarised in the charts but not listed.
@@ -59,7 +59,7 @@ def build_report(run_dirs: Sequence[Path], out: Path, title: str | None = None,
         "comparison": comparison,
     }
     page = render(payload, str(payload["title"]))
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(out.parent)
     write_text_atomic(out, page)
     return {"path": str(out), "bytes": len(page.encode("utf-8")),
             "runs": [{"name": r["name"], **r["embedded"], "n_samples": r["n_samples"]} for r in payload["runs"]],

@@ -82,10 +82,16 @@ def sample_entry(row: dict[str, Any], columns: Sequence[str], chunks: Mapping[st
     many of its texts were cut; `chunks` are the metrics with a judge P per chunk (results.verdicts)."""
     sample = _sample(row, source, line)
     metrics = row.get("metrics") or {}
-    details = {name: {k: v for k, v in d.items() if k != USAGE_KEY}
-               for name, d in (row.get("details") or {}).items() if isinstance(d, dict)}
+    raw_details = row.get("details") or {}
+    if not isinstance(raw_details, dict):
+        raise InputError(source, line, "details", "must be an object of metric → details, as `localeval score` "
+                                                  "writes it")
+    details = {name: {k: v for k, v in d.items() if k != USAGE_KEY} for name, d in raw_details.items()
+               if isinstance(d, dict)}
     texts = _Texts()
-    needed = set((details.get("context_relevance") or {}).get("needed") or ())
+    listed = (details.get("context_relevance") or {}).get("needed") or ()
+    # an edited file's "needed" that is no list of sentence numbers marks none, rather than failing the page
+    needed = {n for n in listed if isinstance(n, int)} if isinstance(listed, list) else set()
     entry: dict[str, Any] = {
         "id": sample.id,
         "q": texts.cap(sample.question),
@@ -95,7 +101,7 @@ def sample_entry(row: dict[str, Any], columns: Sequence[str], chunks: Mapping[st
         "v": [metrics.get(c) for c in columns],
         "sk": row.get("skipped") or {},
         "d": details,
-        "jw": _judge_work(row.get("details") or {}),
+        "jw": _judge_work(raw_details),
     }
     if sample.contexts is not None:
         entry["ctx"] = _contexts(sample, needed, details, texts, chunks)

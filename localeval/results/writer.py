@@ -17,7 +17,7 @@ from ..atomic import AtomicFiles
 from ..errors import OutputError
 from ..data.records import OUTPUT_KEYS
 from ..files import dumps
-from .tables import table_name, write_table
+from .tables import TABLE_FORMATS, table_name, write_table
 
 SAMPLES_FILE = "samples.jsonl"
 SUMMARY_JSON = "summary.json"
@@ -57,13 +57,16 @@ class ResultWriter:
             write_table(self._rows.path, fmt, list(self._inputs), list(summary["metrics"]),
                         self._files.temp(table_name(fmt)))
         self._files.commit()
-        # `calibrate` fitted the previous samples: kept, `check --on ci-low` and the report would read it as this
-        # run's (calibrate again for these)
-        try:
-            (self.out_dir / CALIBRATION_FILE).unlink(missing_ok=True)
-        except OSError as exc:
-            raise OutputError(f"cannot remove {self.out_dir / CALIBRATION_FILE}, which calibrated the previous "
-                              f"results of this folder: {exc.strerror or exc}; delete it by hand") from None
+        # What the previous results left that these do not replace would read as theirs: `calibrate`'s fit of
+        # the previous samples (`check --on ci-low` and the report would use it; calibrate again), and tables
+        # of the previous rows in a format not asked for this time.
+        stale = [CALIBRATION_FILE, *(table_name(fmt) for fmt in TABLE_FORMATS if fmt not in self.tables)]
+        for name in stale:
+            try:
+                (self.out_dir / name).unlink(missing_ok=True)
+            except OSError as exc:
+                raise OutputError(f"cannot remove {self.out_dir / name}, left by the previous results of this folder: "
+                                  f"{exc.strerror or exc}; delete it by hand") from None
 
     def discard(self) -> None:
         try:

@@ -392,6 +392,15 @@ case("compare_one_run", ["compare", "runs/a"], message="give at least two runs t
 case("compare_unknown_column", ["compare", "runs/a", "runs/b", "-m", "recall"], message="metric column 'recall' is not in")
 w("runs/huge/samples.jsonl", run_rows([1e308, 0.3, 0.6, 0.2, 0.9, 0.4]))
 case("compare_run_metric_too_large", ["compare", "runs/a", "runs/huge"], message="samples.jsonl:1: field 'metrics.faithfulness': 1e+308 is beyond")
+case("compare_confidence_nan", ["compare", "runs/a", "runs/b", "--confidence", "nan"], message="'nan' is not a finite number")
+case("calibrate_confidence_nan", ["calibrate", "runs/a", "--labels", "runs/labels.jsonl", "--confidence", "nan"],
+     message="'nan' is not a finite number")
+case("check_n_boot_beyond_memory", ["check", "summaries/good", "--min", "faithfulness=0.4", "--on", "ci-low", "--n-boot",
+                                    "100000000000"], message="Invalid value for '--n-boot'")
+case("compare_label_column_without_labels", ["compare", "runs/a", "runs/b", "--label-column", "faithfulness=x"],
+     message="--label-column needs --labels")
+case("compare_output_uncreatable_prints_nothing", ["compare", "runs/a", "runs/b", "-o", "ok.jsonl/cmp.json"],
+     message="ok.jsonl is a file, not a folder")
 
 # ---- a run's summary.json, hand-edited or damaged: check and report ---------------------------------
 def summary(**entry):
@@ -405,6 +414,10 @@ for name, text in {"good": summary(), "text_mean": summary(mean="0.9"), "list_n"
     w(f"summaries/{name}/samples.jsonl", run_rows([0.9, 0.2, 0.7, 0.4, 0.8, 0.1]))
     w(f"summaries/{name}/summary.json", text)
 case("check_summary_ok", ["check", "summaries/good", "--min", "faithfulness=0.4"], exit=0)
+w("summaries/details_text/samples.jsonl", run_rows([0.9, 0.2, 0.7, 0.4, 0.8, 0.1], {"details": "oops"}))
+w("summaries/details_text/summary.json", summary())
+case("report_run_details_not_an_object", ["report", "summaries/details_text", "-o", "r.html"],
+     message="samples.jsonl:1: field 'details': must be an object of metric → details")
 case("check_summary_mean_is_text", ["check", "summaries/text_mean", "--min", "faithfulness=0.4"],
      message="summary.json: field 'metrics.faithfulness.mean': must be a finite number or null, got '0.9'")
 case("check_summary_count_is_list", ["check", "summaries/list_n", "--min", "faithfulness=0.4"],
@@ -467,6 +480,7 @@ case("usage_unknown_option", ["score", "ok.jsonl", "--bogus"], message="localeva
 case("usage_no_input", ["score"], message="give an INPUT file, or --run and --qrels")
 case("usage_n_ctx_too_small", score("ok.jsonl", "--n-ctx", "5"), message="Invalid value for '--n-ctx'")
 case("usage_unknown_command", ["scroe", "ok.jsonl"], message="No such command 'scroe'")
+case("usage_label_column_without_labels", score("ok.jsonl", "--label-column", "mrr=x"), message="--label-column needs --labels")
 case("usage_bad_choice", score("ok.jsonl", "--ndcg-gain", "cubic"), message="Invalid value for '--ndcg-gain'")
 case("input_is_a_folder", score("runs"), message="runs: is a folder, not a file")
 case("input_is_a_fifo", score("pipe.jsonl"), setup={"mkfifo": ["pipe.jsonl"]}, message="pipe.jsonl: is not a regular file (a pipe or device?)")
