@@ -357,6 +357,17 @@ def test_a_sample_that_kills_its_actor_is_retried_then_skipped_with_the_reason(c
     assert summary["metrics"]["crash_test"]["n"] == 6 and summary["ray"]["lost"] == 1
 
 
+def scored_alone_and_on(cluster: RayCluster, tmp_path: Path, args: list[str], actors: int) -> None:
+    """`args` scored in one process into tmp_path/single and on the cluster into tmp_path/ray, each with a
+    cache of its own: the two give the same files."""
+    single = run([*args, "-o", str(tmp_path / "single")], env=dict(os.environ, LOCALEVAL_CACHE=str(tmp_path / "one.sqlite")))
+    assert single.returncode == 0, single.stderr
+    done = run([*args, "-o", str(tmp_path / "ray"), "--ray", cluster.address, "--ray-actors", str(actors)],
+               env=driver_env(cluster, tmp_path / "two.sqlite"))
+    assert done.returncode == 0, done.stderr
+    assert comparable(tmp_path / "ray") == comparable(tmp_path / "single")
+
+
 @pytest.mark.ray
 @pytest.mark.model("all-minilm-l6-v2")
 def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(cluster: RayCluster, tmp_path: Path) -> None:
@@ -366,14 +377,10 @@ def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(clust
     data = tmp_path / "in.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in samples(8)), encoding="utf-8")
     args = ["score", str(data), "-m", "passage_relevance,faithfulness", "--classifier", str(classifier), "-q"]
-    single = run([*args, "-o", str(tmp_path / "single")], env=dict(os.environ, LOCALEVAL_CACHE=str(tmp_path / "one.sqlite")))
-    assert single.returncode == 0, single.stderr
-    done = run([*args, "-o", str(tmp_path / "ray"), "--ray", cluster.address, "--ray-actors", "2"],
-               env=driver_env(cluster, tmp_path / "two.sqlite"))
-    assert done.returncode == 0, done.stderr
-    assert comparable(tmp_path / "ray") == comparable(tmp_path / "single")
+    scored_alone_and_on(cluster, tmp_path, args, actors=2)
     usage = json.loads((tmp_path / "ray" / "summary.json").read_text())["judge"]["usage"]
     assert all(u["classified"] == u["calls"] > 0 for u in usage.values())
+
 
 @pytest.mark.ray
 @pytest.mark.model(TINY)
@@ -389,13 +396,8 @@ def test_cluster_scores_criteria_as_a_single_process_does_and_checks_their_level
                    '[levels]\n1 = "long"\n2 = "medium"\n10 = "short"\n', encoding="utf-8")
     data = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "question": "When was the tower built?", "answer": "In 1889."},
                                                {"id": "b", "question": "Who built it?", "answer": "Gustave Eiffel."}])
-    args = ["score", str(data), "--criteria", str(year), "--judge", TINY, "--threads", "1", "-q"]
-    single = run([*args, "-o", str(tmp_path / "single")], env=dict(os.environ, LOCALEVAL_CACHE=str(tmp_path / "one.sqlite")))
-    assert single.returncode == 0, single.stderr
-    done = run([*args, "-o", str(tmp_path / "ray"), "--ray", cluster.address, "--ray-actors", "1"],
-               env=driver_env(cluster, tmp_path / "two.sqlite"))
-    assert done.returncode == 0, done.stderr
-    assert comparable(tmp_path / "ray") == comparable(tmp_path / "single")
+    scored_alone_and_on(cluster, tmp_path, ["score", str(data), "--criteria", str(year), "--judge", TINY, "--threads",
+                                            "1", "-q"], actors=1)
     refused = run(["score", str(data), "--criteria", str(ten), "--judge", TINY, "-q", "-o", str(tmp_path / "ten"),
                    "--ray", cluster.address], env=driver_env(cluster, tmp_path / "three.sqlite"))
     assert refused.returncode == 2 and not (tmp_path / "ten").exists()

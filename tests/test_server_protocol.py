@@ -149,13 +149,20 @@ def test_a_retry_after_of_zero_still_backs_off(monkeypatch: pytest.MonkeyPatch) 
     assert waits == [0.5, 1.0, 2.0]
 
 
+def two_calls_answered(url: str) -> tuple[ServerBackend, list[DistributionCall]]:
+    """A backend (2 retries, one request at a time) and two verdict calls it has answered once: their token
+    counts are memoised, so from here on only their completions are requested."""
+    server = backend(url, retries=2, parallel=1)
+    calls = [DistributionCall(server.render(MESSAGES), YES_NO, "verify"),
+             DistributionCall(server.render(MESSAGES[1:]), YES_NO, "verify")]
+    server.run(calls)
+    return server, calls
+
+
 def test_a_server_still_failing_after_retries_stops_the_run_once_the_round_is_back() -> None:
     script = Script()
     with fake_openai_server(script) as url:
-        server = backend(url, retries=2, parallel=1)
-        calls = [DistributionCall(server.render(MESSAGES), YES_NO, "verify"),
-                 DistributionCall(server.render(MESSAGES[1:]), YES_NO, "verify")]
-        server.run(calls)  # token counts are memoised: from here on, only completions are requested
+        server, calls = two_calls_answered(url)
         script.fail_next = 3  # the first call's three attempts
         heard: dict[int, object] = {}
         with pytest.raises(JudgeServerError, match=f"judge server {url} failed .*HTTP 503: loading model, after 2 "
@@ -167,10 +174,7 @@ def test_a_server_still_failing_after_retries_stops_the_run_once_the_round_is_ba
 def test_a_request_the_server_refuses_skips_its_sample_only_without_a_retry() -> None:
     script = Script(fail_status=400)
     with fake_openai_server(script) as url:
-        server = backend(url, retries=2, parallel=1)
-        calls = [DistributionCall(server.render(MESSAGES), YES_NO, "verify"),
-                 DistributionCall(server.render(MESSAGES[1:]), YES_NO, "verify")]
-        server.run(calls)
+        server, calls = two_calls_answered(url)
         before = len(script.requests)
         script.fail_next = 1
         replies = server.run(calls)
@@ -185,10 +189,7 @@ def test_a_refusal_of_every_request_stops_the_run_instead_of_skipping_every_samp
     call would be refused too, so the run stops with one line, the round's other answers cached."""
     script = Script(fail_status=status)
     with fake_openai_server(script) as url:
-        server = backend(url, retries=2, parallel=1)
-        calls = [DistributionCall(server.render(MESSAGES), YES_NO, "verify"),
-                 DistributionCall(server.render(MESSAGES[1:]), YES_NO, "verify")]
-        server.run(calls)
+        server, calls = two_calls_answered(url)
         before = len(script.requests)
         script.fail_next = 1
         heard: dict[int, object] = {}
