@@ -17,7 +17,8 @@ _CJK_LETTER = re.compile(f"[{CJK_LETTERS}]")
 # A run of Chinese marks ("……", "？！") and a closing quote or bracket after it ("。”") end one sentence
 # together, after the run.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])(?![。！？；…”’」』）)])\s*"
-                           r"|(?<=[。！？；…][”’」』）)])(?![”’」』）)])\s*|\n+")
+                           r"|(?<=[。！？；…][”’」』）)])(?![”’」』）)])\s*"
+                           r"|(?<=[。！？；…][”’」』）)][”’」』）)])(?![”’」』）)])\s*|\n+")
 # Full stops that end a word, not a sentence, on one line of English: a list marker standing alone or a
 # first item's after a colon ("1.", "**b.", "They are: 1."), "e.g." and "i.e.", a title ("Mr.", "St.",
 # "Dr."), "No." or "Fig." before a number, and an initial or dotted acronym before a word ("David A.

@@ -14,7 +14,7 @@ from localeval.cli import cli
 import numpy as np
 
 from localeval.testset.corpus import Chunk, Document, chunk_documents, read_corpus
-from localeval.errors import InputError
+from localeval.errors import InputError, JudgeError
 from localeval.text import split_sentences
 from localeval.testset.index import ChunkIndex, doc_rank
 
@@ -103,6 +103,11 @@ def test_a_chunk_the_judge_cannot_answer_for_is_counted_and_the_run_goes_on(corp
     report = _generated(corpus, tmp_path / "out", GenerateOptions(top_k=3), kit, progress=False)
     assert (report["sampled"], report["judge_errors"]) == (3, 1)
     assert report["declined"] + report["judge_errors"] + report["filtered_by_retrieval"] + report["kept"] == 3
+    silent = fake_kit(FakeBackend(json_rule=lambda call: None), tmp_path / "none.sqlite")  # every reply cut off
+    silent.check = lambda **_: None
+    with pytest.raises(JudgeError, match=r"the judge could not answer for 3 of 3 chunks and no question was kept "
+                                         r"\(first: .*\); give a larger --n-ctx"):
+        _generated(corpus, tmp_path / "none", GenerateOptions(top_k=3), silent, progress=False)
 
 
 @pytest.mark.model("all-minilm-l6-v2")

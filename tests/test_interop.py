@@ -135,6 +135,11 @@ def test_a_ragas_0_1_file_gives_its_ground_truth_as_the_reference(tmp_path: Path
     listed = write(tmp_path, "v01-list", "jsonl", [{"question": "a?", "answer": "b", "ground_truths": ["c"]}])
     assert [s.reference for s in read_samples(one)] == [s.reference for s in read_samples(listed)] == ["c"]
     assert input_notice(one).startswith("read as a Ragas 0.1 dataset: ground_truth → reference")
+    none = write(tmp_path, "v01-null", "jsonl", [{"question": "a?", "answer": "b", "ground_truths": None}])
+    assert [s.reference for s in read_samples(none)] == [None]  # null: no reference, as `reference: null` is
+    empty = write(tmp_path, "v01-empty", "jsonl", [{"question": "a?", "answer": "b", "ground_truth": ""}])
+    with pytest.raises(InputError, match=r":1: field 'ground_truth': "):  # the key the record used
+        list(read_samples(empty))
 
 
 def test_csv_list_cells_are_json_first_and_numpys_print_is_refused(tmp_path: Path) -> None:
@@ -200,6 +205,13 @@ def test_tables_beside_samples_read_back_in_one_call(tmp_path: Path) -> None:
     # scored again with one table: the other, of the previous rows, does not stay beside the new ones
     score_file(path, out, "token_f1", tables=("csv",))
     assert sorted(p.name for p in out.iterdir()) == ["samples.csv", "samples.jsonl", "summary.csv", "summary.json"]
+    # a table these results did not write (the input itself, scored into its own folder) is never removed
+    (tmp_path / "own").mkdir()
+    mine = tmp_path / "own" / "samples.csv"
+    mine.write_text("id,question\n1,When?\n", encoding="utf-8")
+    score_file(mine, tmp_path / "own", "token_f1")
+    score_file(mine, tmp_path / "own", "token_f1")
+    assert mine.read_text(encoding="utf-8") == "id,question\n1,When?\n"
 
 
 def test_parquet_maps_and_columns_are_read_as_json_would_be(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from localeval.text import split_sentences
     ("他等等……然后走了。", ["他等等……", "然后走了。"]),
     ("真的吗？！不会吧。", ["真的吗？！", "不会吧。"]),
     ("他说：“你好。”然后离开了。", ["他说：“你好。”", "然后离开了。"]),
+    ("他说：“她说‘好。’”然后走了。", ["他说：“她说‘好。’”", "然后走了。"]),
     # still sentence ends: a capitalised word with a hyphen, an acronym, a title or an initial before a word
     # that opens sentences or before Chinese, a time or a letter answer after a colon, "No." with no number,
     # a line break after a marker, Chinese

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -77,7 +78,7 @@ def generated_pairs(folder: Path, seed: int) -> list[Pair]:
         # "1995"), nor, for faithfulness, when the passage itself says it (a bare name it holds is supported).
         differs = _folded(borrowed) != _folded(own)
         pairs.append(Pair("answer_faithfulness", passage, own, 1.0, where))
-        if differs and _folded(borrowed) not in _folded(passage):
+        if differs and not _names(passage, borrowed):
             pairs.append(Pair("answer_faithfulness", passage, borrowed, 0.0, where))
         pairs.append(Pair("answer_relevance", row["question"], own, 1.0, where))
         if differs:
@@ -87,6 +88,14 @@ def generated_pairs(folder: Path, seed: int) -> list[Pair]:
 
 def _folded(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".。")
+
+
+def _names(passage: str, text: str) -> bool:
+    """Whether the passage says `text` as words of its own ("2012" does not name "12", "eyes" not "yes");
+    Chinese, written without spaces, by characters."""
+    wanted = _folded(text)
+    return re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", _folded(passage)) is not None if wanted.isascii() \
+        else wanted in _folded(passage)
 
 
 def distinct_pairs(pairs: Sequence[Pair]) -> list[Pair]:

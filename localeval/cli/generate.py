@@ -38,9 +38,10 @@ def generate(corpus: Path, out_dir: Path, count: int | None, top_k: int, chunk_s
                               index=index_kind, contradictions=contradictions, judge=settings)
     report = run_generation(corpus, out_dir, options, progress=not quiet)
     if not quiet:
+        errors = f", {report['judge_errors']} the judge could not answer for" if report["judge_errors"] else ""
         click.echo(f"{report['documents']} documents, {report['chunks']} chunks; {report['sampled']} sampled, "
-                   f"{report['declined']} declined by the judge, {report['filtered_by_retrieval']} dropped by the "
-                   f"retrieval filter (top {top_k}), {report['kept']} kept; results in {out_dir}/")
+                   f"{report['declined']} declined by the judge{errors}, {report['filtered_by_retrieval']} dropped by "
+                   f"the retrieval filter (top {top_k}), {report['kept']} kept; results in {out_dir}/")
 
 
 @click.command()

@@ -82,6 +82,7 @@ class RecordReader:
         self.numbered: bool | None = None  # True when ids are row numbers
         self.first_line: int | None = None
         self.rows = 0
+        self._keys: frozenset[str] = frozenset()
 
     def __call__(self, record: Any, line: int) -> Any:
         if not isinstance(record, dict):  # records.py says what was expected
@@ -108,6 +109,7 @@ class RecordReader:
         if not self.numbered and not has_id:
             raise InputError(self.source, line, "id", "is required: the first record has one, so every record "
                                                       "needs one (with none at all, ids are row numbers)")
+        self._keys = frozenset(record)  # their_field names the key this record used, where two fill one field
         out = _renamed(record, shape, self.source, line)
         if self.numbered:
             out = {"id": str(self.rows), **{k: v for k, v in out.items() if k != "id"}}
@@ -118,7 +120,10 @@ class RecordReader:
         if field is None or self.shape is None or self.shape is SHAPES[0]:
             return field
         cut = min((i for i in (field.find("["), field.find(".")) if i >= 0), default=len(field))
-        theirs = {ours: theirs for theirs, ours in self.shape.fields.items()}
+        theirs: dict[str, str] = {}
+        for their, ours in self.shape.fields.items():  # of two names for one field, the one this record used
+            if ours not in theirs or their in self._keys:
+                theirs[ours] = their
         return theirs.get(field[:cut], field[:cut]) + field[cut:]
 
     def describe(self) -> str:
@@ -144,7 +149,7 @@ def _renamed(record: dict[str, Any], shape: Shape, source: str, line: int) -> di
         into[ours] = key
     out = {shape.fields.get(key, key): value for key, value in record.items()
            if key not in {ids for ids, _ in shape.ids_of}}
-    if "ground_truths" in record and shape.name == "ragas-v0.1":
+    if record.get("ground_truths") is not None and shape.name == "ragas-v0.1":  # null: no reference, as ever
         truths = record["ground_truths"]
         if not (isinstance(truths, list) and len(truths) == 1):
             raise InputError(source, line, "ground_truths", "must be a list of one answer: localeval scores against "

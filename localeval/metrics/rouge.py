@@ -7,7 +7,8 @@ rouge-score's default (lower-cased [a-z0-9] runs, Porter stemming of words longe
 
 Following the seed scheme, the reference is the *target* and the contexts (joined in rank order) the
 *prediction*: recall = LCS / reference tokens ("how much of the reference the contexts cover"),
-precision = LCS / context tokens, F = harmonic mean. Empty token lists score 0, as in rouge-score.
+precision = LCS / context tokens, F = harmonic mean. No context token scores 0, as in rouge-score; a reference
+with no token (punctuation alone) is skipped with the reason, where rouge-score would give 0.
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def _summary_rows(summary: Mapping[str, Any], calibration: Mapping[str, Any] | N
     for column in columns:
         entry = dict(summary["metrics"].get(column) or {"metric": column, "mean": None, "std": None, "n": 0,
                                                          "n_skipped": 0, "skipped": {}})
-        interval = ppi_interval(summary, calibration, column, source) or bootstrap_interval(
+        interval = ppi_interval(summary, calibration, column, source, settings.confidence) or bootstrap_interval(
             run, column, settings.n_boot, settings.confidence, settings.seed)
         entry["column"] = column
         entry["ci"] = interval.as_dict() if interval else None

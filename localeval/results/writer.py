@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Sequence
@@ -49,6 +50,8 @@ class ResultWriter:
 
     def commit(self, summary: dict[str, Any]) -> None:
         self._rows.close()
+        self._previous_tables = _tables_listed(self.out_dir / SUMMARY_JSON)
+        summary["tables"] = [table_name(fmt) for fmt in self.tables]
         with self._files.open(SUMMARY_JSON) as handle:
             handle.write(dumps(summary, indent=2) + "\n")
         with self._files.open(SUMMARY_CSV) as handle:
@@ -60,7 +63,7 @@ class ResultWriter:
         # What the previous results left that these do not replace would read as theirs: `calibrate`'s fit of
         # the previous samples (`check --on ci-low` and the report would use it; calibrate again), and tables
         # of the previous rows in a format not asked for this time.
-        stale = [CALIBRATION_FILE, *(table_name(fmt) for fmt in TABLE_FORMATS if fmt not in self.tables)]
+        stale = [CALIBRATION_FILE, *(name for name in self._previous_tables if name not in summary["tables"])]
         for name in stale:
             try:
                 (self.out_dir / name).unlink(missing_ok=True)
@@ -79,6 +82,16 @@ class ResultWriter:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.discard()
+
+
+def _tables_listed(summary_path: Path) -> list[str]:
+    """The tables the results already in a folder wrote (their summary.json's `tables`): only those are
+    ours to remove; a samples.csv the folder held otherwise (the input itself, say) is the user's."""
+    try:
+        listed = json.loads(summary_path.read_text(encoding="utf-8")).get("tables")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [name for name in listed if name in {table_name(fmt) for fmt in TABLE_FORMATS}] if isinstance(listed, list) else []
 
 
 def summary_csv(metrics: dict[str, dict[str, Any]]) -> str:

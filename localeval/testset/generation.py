@@ -80,7 +80,9 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
     meter = Progress(len(sampled), label="generating") if progress else None
     kept: list[dict[str, Any]] = []
     negatives: list[dict[str, Any]] = []
-    counts = {"sampled": len(sampled), "declined": 0, "judge_errors": 0, "filtered_by_retrieval": 0, "kept": 0}
+    counts = {"sampled": len(sampled), "declined": 0, "judge_errors": 0, "filtered_by_retrieval": 0, "kept": 0,
+              "contradiction_errors": 0}
+    first_error: JudgeError | None = None
     window = max(1, kit.config.parallel)  # one judge call per window: a batched backend fills its lanes
     for start in range(0, len(sampled), window):
         batch = sampled[start:start + window]
@@ -88,6 +90,7 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
         for chunk, qa in zip(batch, _questions_for(kit, batch)):
             if qa is None or isinstance(qa, JudgeError):  # a reply cut off, a prompt too long: that chunk only
                 counts["declined" if qa is None else "judge_errors"] += 1
+                first_error = first_error or (qa if isinstance(qa, JudgeError) else None)
                 continue
             question, answer, lang = qa
             vector = kit.embedder.encode([question])
@@ -106,13 +109,16 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
                               _negatives(sample_id, question, chunk, _nearest_elsewhere(index, vector, chunk),
                                          chunks, rng)))
         if options.contradictions:
-            counts["judge_errors"] += _add_contradictions(kit, asked)
+            counts["contradiction_errors"] += _add_contradictions(kit, asked)
         negatives.extend(row for kept_one in asked for row in kept_one.rows)
         if meter:
             meter.advance(len(batch))
     if meter:
         meter.close()
     counts["kept"] = len(kept)
+    if not kept and first_error is not None:  # an empty test set would pass for a corpus with nothing to ask
+        raise JudgeError(f"the judge could not answer for {counts['judge_errors']} of {counts['sampled']} chunks and no "
+                         f"question was kept (first: {first_error}); give a larger --n-ctx or a smaller --chunk-size")
     report = {
         "corpus": str(corpus), "documents": len(docs), "chunks": len(chunks), **counts,
         "options": {k: v for k, v in asdict(options).items() if k != "judge"}, "judge": options.judge.settings(),
