@@ -199,7 +199,7 @@ def distilled_pairs(run: Path) -> Iterator[Pair]:
             if isinstance(rank, int) and 0 < rank <= len(contexts):
                 found = True
                 yield Pair("context_relevance", question, contexts[rank - 1],
-                           _probability(passage, "details.passage_relevance.passages[].p", source, line), source)
+                           _probability(passage.get("p"), "details.passage_relevance.passages[].p", source, line), source)
         faithfulness = _object(details, "faithfulness", source, line)
         if faithfulness.get("against") == "contexts" and contexts:
             for statement in _list(faithfulness, "statements", source, line):
@@ -208,12 +208,12 @@ def distilled_pairs(run: Path) -> Iterator[Pair]:
                                      "each statement is an object with a string `text` and a probability `p`")
                 found = True
                 yield Pair("answer_faithfulness", "\n\n".join(contexts), statement["text"],
-                           _probability(statement, "details.faithfulness.statements[].p", source, line), source)
+                           _probability(statement.get("p"), "details.faithfulness.statements[].p", source, line), source)
         score = (row.get("metrics") or {}).get("answer_relevance_rating")
         if isinstance(score, float) and isinstance(row.get("answer"), str) and row["answer"]:
             found = True
             yield Pair("answer_relevance", question, row["answer"],
-                       _probability({"p": score}, "metrics.answer_relevance_rating", source, line), source)
+                       _probability(score, "metrics.answer_relevance_rating", source, line), source)
     if not found:
         raise InputError(source, None, None, "no judge verdicts to learn from (--distill); score the unlabelled "
                          "samples with -m passage_relevance,faithfulness,answer_relevance_rating first")
@@ -233,9 +233,8 @@ def _list(parent: dict[str, Any], key: str, source: str, line: int) -> list[Any]
     return value
 
 
-def _probability(holder: dict[str, Any], field: str, source: str, line: int) -> float:
+def _probability(p: Any, field: str, source: str, line: int) -> float:
     """A soft label: a number in [0, 1] (a probability the judge gave), never a NaN or a boolean."""
-    p = holder.get("p")
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
         raise InputError(source, line, field, f"expected a probability in [0, 1], got {json.dumps(p)}")
     return float(p)
