@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 
 import localeval
 from localeval.cli import cli
+from localeval.errors import OptionError
 
 from .conftest import write_jsonl
 
@@ -128,6 +129,18 @@ def test_score_with_labels_adds_prediction_powered_estimates(example_path: Path,
     assert (block["n_labeled"], block["n_unlabeled"]) == (5, 3)
     assert block["ci"][0] <= block["estimate"] <= block["ci"][1]
     assert "PPI estimate" in result.stdout
+
+
+def test_a_classifier_no_chosen_metric_asks_is_refused(example_path: Path, tmp_path: Path) -> None:
+    # checked before the folder is read: the metrics alone say the classifier would never be asked
+    result = run("score", str(example_path), "--out", str(tmp_path / "out"), "-m", "rouge_l,exact_match",
+                 "--classifier", str(tmp_path / "clf"))
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: --classifier {tmp_path / 'clf'}: no metric chosen (rouge_l, exact_match)")
+    assert "passage_relevance" in line and "faithfulness" in line
+    with pytest.raises(OptionError, match="takes a classifier's verdicts"):
+        localeval.build_metrics("ndcg@10", localeval.MetricOptions(judge=localeval.JudgeOptions(classifier="c")))
 
 
 def test_bad_labels_stop_the_run_before_anything_is_written(example_path: Path, tmp_path: Path) -> None:

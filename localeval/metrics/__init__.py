@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..errors import MetricNameError
+from ..classifier.judgements import JUDGEMENTS
+from ..errors import MetricNameError, OptionError
 from ..judge.config import JudgeOptions
 from ..model_kit import ModelKit
 from .base import ChunkDetails, Measurement, Metric, MetricContext, MetricOption, Outcome, Skipped
@@ -53,7 +54,19 @@ def build_metrics(spec: str | Iterable[str], options: MetricOptions | None = Non
             raise MetricNameError(f"metric class {metric_spec.cls.__name__} built '{metric.name}' for '{name}'; its "
                                   "`name` must be the canonical name")
         metrics.append(metric)
+    if options.judge.classifier:
+        _check_classifier_used(options.judge.classifier, metrics)
     return metrics
+
+
+def _check_classifier_used(folder: str, metrics: Iterable[Metric]) -> None:
+    """A classifier judge that no chosen metric asks would be silently ignored, and the run's numbers
+    would be the GGUF judge's (or no judge's) while the user believes them the classifier's."""
+    served = {name for judgement in JUDGEMENTS.values() for name in judgement.metrics}
+    if not any(type(metric).name in served for metric in metrics):
+        chosen = ", ".join(metric.name for metric in metrics) or "none"
+        raise OptionError(f"--classifier {folder}: no metric chosen ({chosen}) takes a classifier's verdicts; "
+                          f"it scores {', '.join(sorted(served))}")
 
 
 __all__ = ["ChunkDetails", "Flow", "JudgeMetric", "JudgeOptions", "Measurement", "Metric", "MetricContext",
