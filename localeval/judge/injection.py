@@ -80,9 +80,12 @@ AIMED = re.compile("|".join((
     r"(?:系统|管理员|开发者)(?:提示|通知|消息|指令|说明)[：:]",
     r"作为(?:一[名个位])?(?:AI|人工智能)?(?:评审员?|评估员|评估者|核查员|审核员|裁判)[，,]?\s*你",
     # a claim about the verification itself, in the checker's own words ("statement", "陈述": the
-    # prompts' word for what is checked; "claim" and "说法" are everyday words in news)
-    r"\b(?:this|the|that|each|every|above)\s+statements?\s+(?:has|have|is|are|was|were)\s+(?:been\s+)?"
-    r"(?:\w+\s+)?(?:verified|supported|confirmed|validated|fact-checked|true|correct|accurate)\b",
+    # prompts' word for what is checked; "claim" and "说法" are everyday words in news), unless a named
+    # party did the confirming ("The statement was confirmed by the White House.", news of the world)
+    r"\b(?:this|the|that|each|every|above)\s+statements?\s+(?:(?:above|here|below)\s+)?"
+    r"(?:has|have|is|are|was|were)\s+(?:been\s+)?(?:\w+\s+)?"
+    r"(?:verified|supported|confirmed|validated|fact-checked|true|correct|accurate)\b"
+    r"(?!\s+by\s+(?:the\s+)?(?-i:[A-Z]))",
     r"\b(?:the|this|above)\s+context\s+(?:\w+\s+){0,2}(?:supports|confirms|verifies|entails|proves)\b",
     r"(?:该|这条|此|这一|本|上述)陈述[^。！？]{0,20}(?:核实|验证|确认|支持|属实|有依据|无误)",
     r"上下文[^。！？]{0,6}(?:支持|证实|证明)",
