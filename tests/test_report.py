@@ -99,6 +99,9 @@ def test_context_sentences_are_numbered_across_contexts() -> None:
     # "现存的长城是明朝修建的。" starts after "长城是军事工程。" (8) and is 12 long
     assert needed_spans(contexts, {2, 4}) == [[[23, 48]], [[8, 20]]]
     assert needed_spans(contexts, set()) == [[], []]
+    assert needed_spans(contexts, {2, 4}, counted=4) == [[[23, 48]], [[8, 20]]]
+    # a run whose localeval split these contexts into 5 sentences: its numbers point at other sentences
+    assert needed_spans(contexts, {2, 4}, counted=5) == [[], []]
 
 
 def test_large_runs_embed_each_columns_worst_first(tmp_path: Path) -> None:

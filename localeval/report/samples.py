@@ -89,9 +89,11 @@ def sample_entry(row: dict[str, Any], columns: Sequence[str], chunks: Mapping[st
     details = {name: {k: v for k, v in d.items() if k != USAGE_KEY} for name, d in raw_details.items()
                if isinstance(d, dict)}
     texts = _Texts()
-    listed = (details.get("context_relevance") or {}).get("needed") or ()
+    relevance = details.get("context_relevance") or {}
+    listed = relevance.get("needed") or ()
     # an edited file's "needed" that is no list of sentence numbers marks none, rather than failing the page
     needed = {n for n in listed if isinstance(n, int)} if isinstance(listed, list) else set()
+    counted = relevance.get("sentences")
     entry: dict[str, Any] = {
         "id": sample.id,
         "q": texts.cap(sample.question),
@@ -104,7 +106,8 @@ def sample_entry(row: dict[str, Any], columns: Sequence[str], chunks: Mapping[st
         "jw": _judge_work(raw_details),
     }
     if sample.contexts is not None:
-        entry["ctx"] = _contexts(sample, needed, details, texts, chunks)
+        entry["ctx"] = _contexts(sample, needed, counted if isinstance(counted, int) else None, details, texts,
+                                 chunks)
     if sample.relevance:
         retrieved = {c.id for c in sample.contexts or ()}
         entry["unretrieved"] = [doc for doc, grade in sample.relevance.items() if grade > 0 and doc not in retrieved]
@@ -113,11 +116,13 @@ def sample_entry(row: dict[str, Any], columns: Sequence[str], chunks: Mapping[st
     return entry, texts.cut
 
 
-def needed_spans(contexts: Sequence[Context], needed: set[int]) -> list[list[list[int]]]:
+def needed_spans(contexts: Sequence[Context], needed: set[int], counted: int | None = None) -> list[list[list[int]]]:
     """Per context, the [start, end) character spans of the sentences the judge listed as needed.
 
     Sentences are numbered across the contexts in rank order with the splitter context_relevance used
-    (text.split_sentences), so the numbers in its `needed` list point at the same sentences here.
+    (text.split_sentences), so the numbers in its `needed` list point at the same sentences here. Where the
+    run counted another number of sentences (`counted`: it was scored by a localeval that split them
+    otherwise), the numbers would point at other sentences, so none is marked.
     """
     out, number = [], 0
     for context in contexts:
@@ -131,6 +136,8 @@ def needed_spans(contexts: Sequence[Context], needed: set[int]) -> list[list[lis
                 spans.append([at, at + len(sentence)])
             pos = at + len(sentence)
         out.append(spans)
+    if counted is not None and counted != number:
+        return [[] for _ in out]
     return out
 
 
@@ -157,7 +164,7 @@ def _sample(row: dict[str, Any], source: str, line: int | None) -> Sample:
         return Sample(id=str(row.get("id")), question=str(row.get("id")))
 
 
-def _contexts(sample: Sample, needed: set[int], details: Mapping[str, Any], texts: _Texts,
+def _contexts(sample: Sample, needed: set[int], counted: int | None, details: Mapping[str, Any], texts: _Texts,
               chunks: Mapping[str, ChunkDetails]) -> list[dict[str, Any]]:
     contexts = sample.contexts or ()
     shown: dict[int, dict[str, float]] = {}  # context index -> label -> the judge's P
@@ -168,7 +175,7 @@ def _contexts(sample: Sample, needed: set[int], details: Mapping[str, Any], text
                     shown.setdefault(i, {})[declared.label] = p
             except _Malformed:  # a hand-edited row: its chunks go without this metric's P
                 continue
-    spans = needed_spans(sample.contexts or (), needed)
+    spans = needed_spans(sample.contexts or (), needed, counted)
     out = []
     for rank, (context, marked) in enumerate(zip(sample.contexts or (), spans), start=1):
         entry: dict[str, Any] = {"id": context.id, "rank": rank, "text": texts.cap(context.text)}
