@@ -17,7 +17,7 @@ import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from .errors import OutputError
 from .files import dumps, make_dirs
@@ -68,18 +68,19 @@ class AtomicFiles:
         except OSError as exc:
             raise _output_error(temp, exc) from None
 
-    def commit(self) -> None:
-        """Rename every temp into place; on any failure restore the previous files and raise OutputError."""
+    def commit(self, remove: Sequence[str] = ()) -> None:
+        """Rename every temp into place and delete the files named in `remove` (left by previous results
+        that these do not replace); on any failure restore the previous files and raise OutputError."""
         pairs, self._pairs = self._pairs, []
         if not pairs:
             return
         try:
-            self._commit(pairs)
+            self._commit(pairs, remove)
         except BaseException:  # Ctrl-C during an fsync or while waiting for the folder: no temp is left behind
             _remove(temp for temp, _ in pairs)  # (a temp already renamed into place is no longer there)
             raise
 
-    def _commit(self, pairs: list[tuple[Path, Path]]) -> None:
+    def _commit(self, pairs: list[tuple[Path, Path]], remove: Sequence[str]) -> None:
         try:
             for temp, final in pairs:
                 if final.is_dir():
@@ -97,8 +98,9 @@ class AtomicFiles:
                 _remove([temp])
                 raise _output_error(final, exc) from None
             _fsync_dir(final.parent)
+            _unlink_stale(self.folder, remove)
             return
-        _commit_set(self.folder, pairs)
+        _commit_set(self.folder, pairs, remove)
 
     def discard(self) -> None:
         """Remove the temps (and the folder, if this run created it and left it empty)."""
@@ -149,11 +151,21 @@ class _Guarded:
         self.close()
 
 
-def _commit_set(folder: Path, pairs: list[tuple[Path, Path]]) -> None:
+def _commit_set(folder: Path, pairs: list[tuple[Path, Path]], remove: Sequence[str] = ()) -> None:
     """Several renames as one step: keep the old files as hard-linked backups, write a journal, rename;
     on failure put the backups back. A kill between the renames is finished by `recover_journals`."""
     with _folder_lock(folder), signals_held():
         _renames(folder, pairs)
+        _unlink_stale(folder, remove)
+
+
+def _unlink_stale(folder: Path, names: Sequence[str]) -> None:
+    for name in names:
+        try:
+            (folder / name).unlink(missing_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot remove {folder / name}, left by the previous results of this folder: "
+                              f"{exc.strerror or exc}; delete it by hand") from None
 
 
 def _renames(folder: Path, pairs: list[tuple[Path, Path]]) -> None:
@@ -170,7 +182,7 @@ def _renames(folder: Path, pairs: list[tuple[Path, Path]]) -> None:
         for temp, final in pairs:
             os.replace(temp, final)
             done.append(final)
-    except OSError as exc:
+    except BaseException as exc:  # a disk error, or Ctrl-C where no handler holds it (a Python caller)
         failed = pairs[len(done)][1] if len(done) < len(pairs) else folder
         for final in done:  # roll back: the previous file, or none if there was none
             try:
@@ -178,6 +190,8 @@ def _renames(folder: Path, pairs: list[tuple[Path, Path]]) -> None:
             except OSError:
                 pass
         _remove([temp for temp, _ in pairs] + list(backups.values()) + [journal])
+        if not isinstance(exc, OSError):
+            raise
         raise OutputError(f"cannot write {failed}: {exc.strerror or exc}; the previous results in {folder} are "
                           "unchanged") from None
     _fsync_dir(folder)

@@ -83,8 +83,10 @@ def leave(stop: Interrupted) -> None:
     """Say how far the run got and end the process with the signal's exit code. `os._exit`, not
     `sys.exit`: by now every file is closed and every temp removed, and a judge request still in flight
     on a server's worker thread must not hold the exit for its full timeout."""
+    from .progress import end_line
+
     sys.stdout.flush()
-    after_bar = "\n" if sys.stderr.isatty() else ""  # a live progress line has no newline of its own
-    sys.stderr.write(f"{after_bar}{stop.message()}\n")
+    end_line(sys.stderr)  # a live progress line has no newline of its own
+    sys.stderr.write(f"{stop.message()}\n")
     sys.stderr.flush()
     os._exit(stop.exit_code)

@@ -12,6 +12,20 @@ import time
 from typing import TextIO
 
 LOG_EVERY = 30.0
+#: Clears what a longer previous line left to the right of the cursor ("left 10m00s" -> "left 9m59s").
+CLEAR_TO_END = "\x1b[K"
+_line_open = False  # a live line is on the terminal without its newline
+
+
+def end_line(stream: TextIO | None = None) -> None:
+    """End a live progress line still open, so that what is printed next (an error, the interrupted
+    message) starts a line of its own."""
+    global _line_open
+    if _line_open:
+        stream = stream or sys.stderr
+        stream.write("\n")
+        stream.flush()
+        _line_open = False
 
 
 class Progress:
@@ -28,17 +42,18 @@ class Progress:
         self.done += n
         now = time.monotonic()
         if self.live:
-            self.stream.write("\r" + self.line(now))
+            global _line_open
+            self.stream.write("\r" + self.line(now) + CLEAR_TO_END)
             self.stream.flush()
+            _line_open = True
         elif self.show and (now - self._last_log >= LOG_EVERY or (self._logged and self.done == self.total)):
             self._last_log, self._logged = now, True
             self.stream.write(self.line(now) + "\n")
             self.stream.flush()
 
     def close(self) -> None:
-        if self.live and self.done:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self.live:
+            end_line(self.stream)
 
     def line(self, now: float) -> str:
         elapsed = max(now - self.started, 1e-9)

@@ -99,6 +99,78 @@ def test_ctrl_c_during_the_commit_leaves_the_previous_files_and_no_temp(tmp_path
     assert contents(folder) == OLD
 
 
+def test_ctrl_c_between_the_renames_of_a_python_caller_rolls_back(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python caller keeps the default SIGINT handler, so nothing holds Ctrl-C during the renames: one that
+    lands after the first rename puts the previous file back, and leaves no temp, backup or journal."""
+    folder = previous(tmp_path / "out")
+    real_replace = os.replace
+    renamed = []
+
+    def interrupted_second(src, dst):  # noqa: ANN001
+        if str(src).endswith(".tmp"):
+            renamed.append(dst)
+            if len(renamed) == 2:
+                raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted_second)
+    with pytest.raises(KeyboardInterrupt):
+        with AtomicFiles(folder) as files:
+            for name in OLD:
+                with files.open(name) as handle:
+                    handle.write("new\n")
+            files.commit()
+    assert contents(folder) == OLD
+
+
+def test_a_signal_held_through_the_commit_still_removes_the_previous_runs_leftovers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C during the renames is held until they are done; the previous run's calibration.json and a
+    table not written this time go in the same held step, so the new results never sit beside them."""
+    import signal
+
+    import localeval.atomic as atomic
+    from localeval import interrupts
+    from localeval.interrupts import Interrupted, stop_on_signals
+    from localeval.pipeline import score_file
+
+    data = write_jsonl(tmp_path / "a.jsonl", [{"id": "1", "question": "q?", "answer": "a", "reference": "a"}])
+    out = tmp_path / "out"
+    assert CliRunner().invoke(cli, ["score", str(data), "-m", "exact_match", "-o", str(out), "--table", "csv",
+                                    "-q"]).exit_code == 0
+    (out / "calibration.json").write_text('{"metrics": {}}')
+    real_renames = atomic._renames
+
+    def signalled(folder, pairs):  # noqa: ANN001
+        os.kill(os.getpid(), signal.SIGINT)  # held by signals_held until the renames are done
+        real_renames(folder, pairs)
+
+    monkeypatch.setattr(atomic, "_renames", signalled)
+    monkeypatch.setattr(interrupts, "_state", {"raised": False, "holding": 0, "pending": None})
+    handlers = {signum: signal.getsignal(signum) for signum in interrupts.SIGNALS}
+    try:
+        stop_on_signals()
+        with pytest.raises(Interrupted):
+            score_file(data, out, "exact_match")
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert sorted(p.name for p in out.iterdir()) == ["samples.jsonl", "summary.csv", "summary.json"]
+    assert json.loads((out / "summary.json").read_text())["tables"] == []
+
+
+def test_temps_of_files_a_dead_run_wrote_and_this_one_does_not_are_swept(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "a.jsonl", [{"id": "1", "question": "q?", "answer": "a", "reference": "a"}])
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = dead_pid()
+    for name in ("samples.parquet", "samples.csv", "calibration.json"):
+        (out / f".{name}.{dead}.tmp").write_text("x")
+    assert CliRunner().invoke(cli, ["score", str(data), "-m", "exact_match", "-o", str(out), "-q"]).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["samples.jsonl", "summary.csv", "summary.json"]
+
+
 def test_an_immutable_result_file_leaves_the_old_set(tmp_path: Path) -> None:
     """The same with a real obstacle: `chattr +i` on the last file (skipped where chattr is not allowed)."""
     folder = previous(tmp_path / "out")

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 import localeval
 from localeval.cli import cli
-from localeval.errors import OptionError
+from localeval.errors import OptionError, OutputError
 
 from .conftest import write_jsonl
 
@@ -141,6 +141,61 @@ def test_a_classifier_no_chosen_metric_asks_is_refused(example_path: Path, tmp_p
     assert "passage_relevance" in line and "faithfulness" in line
     with pytest.raises(OptionError, match="takes a classifier's verdicts"):
         localeval.build_metrics("ndcg@10", localeval.MetricOptions(judge=localeval.JudgeOptions(classifier="c")))
+
+
+def test_an_input_field_named_like_a_metric_column_keeps_both_values_in_the_tables(tmp_path: Path) -> None:
+    """A Ragas export (or localeval's own samples.csv) scored again holds a column a metric writes too."""
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "ragas_result.csv"
+    data.write_text("user_input,response,reference,exact_match\nWho?,Orwell,Orwell,0.5\nWhen?,1949,1948,0.25\n",
+                    encoding="utf-8")
+    out = tmp_path / "out"
+    result = run("score", str(data), "-m", "exact_match", "-o", str(out), "--table", "csv", "--table", "parquet", "-q")
+    assert result.exit_code == 0, result.stderr
+    with (out / "samples.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["input.exact_match"], r["exact_match"]) for r in rows] == [("0.5", "1.0"), ("0.25", "0.0")]
+    table = pq.read_table(out / "samples.parquet").to_pydict()
+    assert (table["input.exact_match"], table["exact_match"]) == (["0.5", "0.25"], [1.0, 0.0])
+
+
+def test_a_table_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    from localeval.results.tables import write_table
+
+    rows = write_jsonl(tmp_path / "rows.jsonl", [{"id": "1", "metrics": {"x": 1.0}}])
+    for fmt in ("csv", "parquet"):
+        with pytest.raises(OutputError, match=f"cannot write {tmp_path / 'gone' / 'samples'}"):
+            write_table(rows, fmt, ["id"], ["x"], tmp_path / "gone" / f"samples.{fmt}")
+
+
+def test_summary_csv_keeps_skip_reasons_that_hold_separators(tmp_path: Path) -> None:
+    from localeval.results.writer import summary_csv
+
+    skipped = {"judge error: HTTP 400: n_ctx=4096; prompt has 5000 tokens": 2, "the answer is empty": 1}
+    text = summary_csv({"faithfulness": {"mean": 0.5, "std": 0.1, "n": 3, "n_skipped": 3, "skipped": skipped},
+                        "mrr": {"mean": None, "std": None, "n": 0, "n_skipped": 0, "skipped": {}}})
+    rows = list(csv.DictReader(text.splitlines()))
+    assert json.loads(rows[0]["skipped"]) == skipped and rows[1]["skipped"] == ""
+
+
+def test_a_live_progress_line_is_cleared_to_its_end_and_ended_before_anything_else_is_printed() -> None:
+    import io
+
+    from localeval import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    bar = progress.Progress(10, stream=screen)
+    bar.advance(3)
+    assert screen.getvalue().startswith("\r") and screen.getvalue().endswith(progress.CLEAR_TO_END)
+    progress.end_line(screen)  # an error now starts a line of its own
+    progress.end_line(screen)  # and only one newline, however many say so
+    bar.close()
+    assert screen.getvalue().endswith(progress.CLEAR_TO_END + "\n")
 
 
 def test_bad_labels_stop_the_run_before_anything_is_written(example_path: Path, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any, Callable
 import click
 
 from ..errors import LocalevalError, one_line
+from ..progress import end_line
 
 EXIT_USER_ERROR = 2
 
@@ -24,6 +25,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             root = click.get_current_context().find_root()
             if (root.obj or {}).get("debug"):
                 raise
+            end_line(sys.stderr)  # a run stopped mid-way: not on the end of its progress line
             click.echo(f"error: {one_line(str(exc))}", err=True)
             sys.exit(EXIT_USER_ERROR)
 

@@ -2,7 +2,8 @@
 `pd.read_parquet("out/samples.parquet")` or `datasets.load_dataset("parquet", data_files=...)` in one call.
 
 samples.jsonl stays the record (details, skip reasons, nested contexts); a table has one row per sample,
-the input fields first (a list or object field as its JSON text) and then one column per metric column,
+the input fields first (a list or object field as its JSON text; one named like a metric column as
+`input.NAME`) and then one column per metric column,
 empty where the metric skipped the sample. It is written from the rows already on disk, a batch at a
 time, and committed with the run's other files.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..data.loading import iter_jsonl
-from ..errors import OptionError
+from ..errors import OptionError, OutputError
 
 TABLE_FORMATS = ("csv", "parquet")
 BATCH = 4096
@@ -41,7 +42,32 @@ def check_tables(formats: Sequence[str]) -> tuple[str, ...]:
 def write_table(rows_file: Path, fmt: str, inputs: Sequence[str], metric_columns: Sequence[str], target: Path) -> None:
     """samples.jsonl at `rows_file` as a table of format `fmt` at `target`; `inputs` are the input fields of its
     rows, in first-seen order (the writer collects them as the rows stream past, sparing a pass here)."""
-    columns = [*inputs, *[c for c in metric_columns if c not in inputs]]
+    try:
+        _write_table(rows_file, fmt, input_columns(inputs, metric_columns), metric_columns, target)
+    except OSError as exc:  # a full disk, a file size limit (pyarrow's I/O errors are OSErrors too)
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+def input_columns(inputs: Sequence[str], metric_columns: Sequence[str]) -> dict[str, str]:
+    """Input field -> its column in the table. A field named like a metric column (a Ragas export holds
+    `faithfulness`, localeval's own samples.csv `exact_match`) becomes `input.NAME`, so that neither value
+    overwrites the other."""
+    taken = {*inputs, *metric_columns}
+    names: dict[str, str] = {}
+    for key in inputs:
+        name = key
+        if key in metric_columns:
+            name = f"input.{key}"
+            while name in taken:
+                name = f"input.{name}"
+            taken.add(name)
+        names[key] = name
+    return names
+
+
+def _write_table(rows_file: Path, fmt: str, inputs: dict[str, str], metric_columns: Sequence[str],
+                 target: Path) -> None:
+    columns = [*inputs.values(), *metric_columns]
     if fmt == "csv":
         with target.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
@@ -52,16 +78,16 @@ def write_table(rows_file: Path, fmt: str, inputs: Sequence[str], metric_columns
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pa.schema([(c, pa.string()) for c in inputs] + [(c, pa.float64()) for c in columns[len(inputs):]])
+    schema = pa.schema([(c, pa.string()) for c in inputs.values()] + [(c, pa.float64()) for c in metric_columns])
     with pq.ParquetWriter(target, schema) as writer:
         for batch in _batches(rows_file, inputs, metric_columns):
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
 
 
-def _batches(rows_file: Path, inputs: Sequence[str], metric_columns: Sequence[str]) -> Iterator[list[dict[str, Any]]]:
+def _batches(rows_file: Path, inputs: dict[str, str], metric_columns: Sequence[str]) -> Iterator[list[dict[str, Any]]]:
     batch: list[dict[str, Any]] = []
     for _, row in iter_jsonl(rows_file):
-        flat = {key: _text(row.get(key)) for key in inputs}
+        flat = {name: _text(row.get(key)) for key, name in inputs.items()}
         flat.update({column: row["metrics"].get(column) for column in metric_columns})
         batch.append(flat)
         if len(batch) == BATCH:

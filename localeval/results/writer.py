@@ -14,8 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Sequence
 
-from ..atomic import AtomicFiles
-from ..errors import OutputError
+from ..atomic import AtomicFiles, sweep_stale
 from ..data.records import OUTPUT_KEYS
 from ..files import dumps
 from .tables import TABLE_FORMATS, table_name, write_table
@@ -35,6 +34,8 @@ class ResultWriter:
         self.out_dir = out_dir
         self.tables = tuple(tables)  # formats of results/tables.py written beside samples.jsonl
         self._files = AtomicFiles(out_dir)
+        for name in (CALIBRATION_FILE, *map(table_name, TABLE_FORMATS)):  # a dead run's temps of files not
+            sweep_stale(out_dir / name)                                   # written this time go too
         self._rows = self._files.open(SAMPLES_FILE)
         self._inputs: dict[str, None] = {"id": None}  # the rows' input fields, first-seen order, for the tables
 
@@ -59,17 +60,12 @@ class ResultWriter:
         for fmt in self.tables:
             write_table(self._rows.path, fmt, list(self._inputs), list(summary["metrics"]),
                         self._files.temp(table_name(fmt)))
-        self._files.commit()
         # What the previous results left that these do not replace would read as theirs: `calibrate`'s fit of
         # the previous samples (`check --on ci-low` and the report would use it; calibrate again), and tables
-        # of the previous rows in a format not asked for this time.
+        # of the previous rows in a format not asked for this time. They go in the commit's own step, so a
+        # Ctrl-C held until the renames are done cannot leave them beside the new results.
         stale = [CALIBRATION_FILE, *(name for name in self._previous_tables if name not in summary["tables"])]
-        for name in stale:
-            try:
-                (self.out_dir / name).unlink(missing_ok=True)
-            except OSError as exc:
-                raise OutputError(f"cannot remove {self.out_dir / name}, left by the previous results of this folder: "
-                                  f"{exc.strerror or exc}; delete it by hand") from None
+        self._files.commit(remove=stale)
 
     def discard(self) -> None:
         try:
@@ -95,12 +91,13 @@ def _tables_listed(summary_path: Path) -> list[str]:
 
 
 def summary_csv(metrics: dict[str, dict[str, Any]]) -> str:
-    """One row per column; skip reasons are joined as `reason=count;...` so the file stays flat."""
+    """One row per column; the skip reasons are a JSON object of reason -> count in one cell (a reason may
+    hold any character: a server's error text, a URL's `?a=b&c=d`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["metric", "mean", "std", "n", "n_skipped", "skipped"])
     for column, entry in metrics.items():
-        reasons = ";".join(f"{reason}={count}" for reason, count in entry["skipped"].items())
+        reasons = json.dumps(entry["skipped"], ensure_ascii=False) if entry["skipped"] else ""
         writer.writerow([column, _num(entry["mean"]), _num(entry["std"]), entry["n"], entry["n_skipped"], reasons])
     return buffer.getvalue()
 
