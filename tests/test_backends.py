@@ -114,3 +114,45 @@ def test_the_configuration_is_resolved_once_per_run(monkeypatch: pytest.MonkeyPa
         batch_size(metrics)
     assert len(reads) == 1
     assert open_judge  # the facade's entry takes the same configuration (tests/test_server_protocol.py)
+
+
+def test_a_decode_that_fails_in_the_sequential_backend_fails_that_call_not_the_run() -> None:
+    """llama-cpp-python raises RuntimeError("llama_decode returned N") (a full KV cache, a failed
+    allocation) from eval and generate as well as from its context: each becomes the call's JudgeError."""
+    from localeval.errors import JudgeError
+    from localeval.judge.backend import DistributionCall
+    from localeval.judge.llama_sequential import SequentialLlamaBackend
+
+    class Llm:
+        resets = 0
+
+        def reset(self) -> None:
+            self.resets += 1
+
+    backend = object.__new__(SequentialLlamaBackend)
+    backend.llm = Llm()
+
+    def failing(call: Any) -> None:
+        raise RuntimeError("llama_decode returned -3")
+
+    backend._distribution = failing  # type: ignore[method-assign]
+    (reply,) = backend.run([DistributionCall("text", {"yes": ("Yes",), "no": ("No",)}, "verify")])
+    assert isinstance(reply, JudgeError) and "prompt 'verify': llama_decode returned -3" in str(reply)
+    assert backend.llm.resets == 1
+
+
+@pytest.mark.parametrize("written, message", [({"statements": ["smile \ud83d here"]}, "unpaired surrogate"),
+                                              ({"statements": [], "score": float("inf")}, "finite number")])
+def test_json_the_grammar_allows_but_no_file_can_hold_is_that_calls_error(tmp_path: Path, written: dict[str, Any],
+                                                                          message: str) -> None:
+    """A lone surrogate escape ("\\ud83d") and 1e400 parse as JSON; the judge's answer with one is its call's
+    JudgeError (the sample is skipped with the reason), never a traceback from the cache or the results."""
+    from fake_backend import fake_kit
+
+    from localeval.judge.facade import Ask
+
+    kit = fake_kit(FakeBackend(json_rule=lambda call: written), tmp_path / "c.sqlite")
+    prompt = kit.prompt("statements", "en", question="Who?", answer="Orwell wrote it.")
+    schema = {"type": "object"} if "score" in written else None
+    (answer,) = kit.judge.ask([Ask.json(prompt, schema)])
+    assert answer.value is None and message in str(answer.error) and "prompt 'statements'" in str(answer.error)

@@ -42,9 +42,10 @@ def test_probes_find_the_schema_form_the_server_obeys() -> None:
 
 
 def test_a_busy_moment_during_the_probes_changes_nothing_they_find() -> None:
-    """A 503 or 429 while the server is probed is retried, not read as 'json_schema unsupported' or 'fewer
-    top_logprobs': what the probes find is part of every cache key, so a resumed run must find the same."""
-    for status in (503, 429):
+    """A 503 or 429 while the server is probed (or a 502 or 504 from a proxy in front of it) is retried, not
+    read as 'json_schema unsupported' or 'fewer top_logprobs': what the probes find is part of every cache
+    key, so a resumed run must find the same."""
+    for status in (503, 429, 502, 504):
         script = Script(fail_status=status, fail_on={"/v1/chat/completions": 2, "/extras/tokenize": 1})
         with fake_openai_server(script) as url:
             server = backend(url)
@@ -317,3 +318,12 @@ def test_with_a_server_no_local_judge_file_is_needed(tmp_path: Path, example_pat
     result = CliRunner().invoke(cli, ["score", str(example_path), "-m", "faithfulness", "-o", str(tmp_path / "out"),
                                       "--cache", str(tmp_path / "c.sqlite"), "--judge-url", url])
     assert result.exit_code == 2 and result.output.startswith(f"error: judge server {url} is unreachable"), result.output
+
+
+def test_an_answer_word_a_server_gives_probability_zero_adds_nothing() -> None:
+    """A server writing its top_logprobs with Python's json gives -Infinity for a probability of 0: the
+    answer group holding only that word has no mass, never NaN."""
+    from localeval.judge.backend import logsumexp
+
+    assert logsumexp([float("-inf")]) == float("-inf") and logsumexp([float("-inf")] * 3) == float("-inf")
+    assert logsumexp([-0.1, float("-inf")]) == pytest.approx(-0.1)

@@ -156,6 +156,8 @@ def logsumexp(values: Any, shift: float | None = None) -> float:
     if values.size == 0:
         return float("-inf")
     top = values.max() if shift is None else shift
+    if top == -np.inf:  # every value a probability of 0 (a server's -Infinity): -inf - -inf would be NaN
+        return float("-inf")
     return float(top + np.log(np.exp(values - top).sum()))
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import JudgeError
+from ..strict_json import check_json_value
 from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, DistributionCall, DistributionReply,
                       JsonCall, JsonReply, JudgeBackend, Reply, logsumexp)
 from .cache import JudgeCache, make_key
@@ -229,6 +230,11 @@ class Judge:
                     f"or lower maxItems/maxLength in the schema", raw=reply.raw))
             try:
                 validate(reply.value, ask.schema or {}, reply.raw)
+                # the grammar allows "\ud83d" and 1e400: JSON that parses, but that no UTF-8 file or JSON
+                # writer (the cache, samples.jsonl) can hold
+                check_json_value(reply.value, lambda field, message: JudgeError(
+                    f"judge output for prompt '{ask.prompt.name}'{f' at {field}' if field else ''} {message}",
+                    raw=reply.raw))
             except JudgeError as exc:
                 return Answer(None, reply.stats, exc)
             self._store(ask, key, reply.value, reply.stats)

@@ -66,9 +66,10 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def busy(error: ServerCallError) -> bool:
-    """The server is there but asks for time (429, 503): what a start-up probe retries before it reads a
-    failure as the server's answer to it."""
-    return error.status in (429, 503)
+    """The server is there but asks for time (429, 503), or a proxy in front of it could not reach it for a
+    moment (502, 504): what a start-up probe retries before it reads a failure as the server's answer to
+    it. What the probes find is part of every cache key, so a passing fault must not change it."""
+    return error.status in (429, 502, 503, 504)
 
 
 Retry = Union[bool, Callable[[ServerCallError], bool]]

@@ -38,9 +38,13 @@ class SequentialLlamaBackend(LlamaModel):
         return answer_each(calls, self._answer, on_reply)
 
     def _answer(self, call: Call) -> Reply:
-        if isinstance(call, JsonCall):
-            return self._json(call)
-        return self._continuation(call) if isinstance(call, ContinuationCall) else self._distribution(call)
+        try:
+            if isinstance(call, JsonCall):
+                return self._json(call)
+            return self._continuation(call) if isinstance(call, ContinuationCall) else self._distribution(call)
+        except RuntimeError as exc:  # llama-cpp-python's "llama_decode returned N": this call fails, not the run
+            self.llm.reset()
+            raise JudgeError(f"prompt '{call.name}': {exc}") from None
 
     def _json(self, call: JsonCall) -> JsonReply:
         started = time.perf_counter()
@@ -86,11 +90,7 @@ class SequentialLlamaBackend(LlamaModel):
             llm._batch.set_batch(batch=chunk, n_past=start, logits_all=False)
             for i in range(len(chunk)):
                 llm._batch.batch.logits[i] = start + i >= first
-            try:
-                llm._ctx.decode(llm._batch)
-            except RuntimeError as exc:  # "llama_decode returned N"
-                llm.reset()
-                raise JudgeError(f"prompt '{call.name}': {exc}") from None
+            llm._ctx.decode(llm._batch)
             llm.input_ids[start: start + len(chunk)] = chunk
             llm.n_tokens = start + len(chunk)
             for i in range(len(chunk)):
