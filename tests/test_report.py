@@ -102,6 +102,10 @@ def test_context_sentences_are_numbered_across_contexts() -> None:
     assert needed_spans(contexts, {2, 4}, counted=4) == [[[23, 48]], [[8, 20]]]
     # a run whose localeval split these contexts into 5 sentences: its numbers point at other sentences
     assert needed_spans(contexts, {2, 4}, counted=5) == [[], []]
+    # the page slices in UTF-16 units: each emoji or rare CJK character before a sentence counts twice
+    rare = Context("𠀀𠀁 is a rare character. 😀😀 Emoji come first. The answer is basil.")
+    ((start, end),) = needed_spans([rare], {3})[0]
+    assert rare.text.encode("utf-16-le")[2 * start: 2 * end].decode("utf-16-le") == "The answer is basil."
 
 
 def test_large_runs_embed_each_columns_worst_first(tmp_path: Path) -> None:

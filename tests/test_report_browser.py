@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from .browser import chromium, open_report
+from .conftest import write_jsonl
 from .report_runs import (CHINESE_ANSWER, CHINESE_QUESTION, INJECTION, MARKUP_ANSWER, classical_run, judged_run,
                           localeval, report_data, system_b)
 from .test_verdict_thresholds import written_run
@@ -282,6 +283,33 @@ def test_win_loss_rows_open_both_systems(visit, report: Path) -> None:
     names = page.locator("#winloss tr.drill .drill-side > h3").all_inner_texts()
     assert names == [run["name"] for run in report_data(report)["runs"]]
     assert page.locator("#winloss tr.drill .drill-side", has_text="光合作用需要哪些原料？").count() == 2
+
+
+def test_runs_with_no_column_in_common_draw_and_the_sort_menu_puts_the_worst_first(browser, tmp_path: Path) -> None:
+    """Two runs of the same samples scored by different metrics have nothing to pair: the comparison says so
+    and the rest of the page is drawn. Choosing a lower-is-better column in the sort menu sorts worst first,
+    as clicking its header does."""
+    records = [{"id": f"s{i}", "question": f"Which number is {i}?", "answer": f"number {i} and {i % 3}",
+                "reference": f"number {i}"} for i in range(6)]
+    data = write_jsonl(tmp_path / "in.jsonl", records)
+    for metric in ("token_f1", "exact_match"):
+        localeval("score", str(data), "-m", metric, "-o", str(tmp_path / metric), "-q")
+    localeval("report", str(tmp_path / "token_f1"), str(tmp_path / "exact_match"), "-o", str(tmp_path / "cmp.html"))
+    opened = open_report(browser, tmp_path / "cmp.html")
+    try:
+        assert opened.errors == [] and opened.page.evaluate("document.documentElement.getAttribute('data-ready')") == "1"
+        assert "no metric column in common" in opened.page.locator("#comparison").inner_text()
+    finally:
+        opened.page.close()
+    localeval("report", str(tmp_path / "token_f1"), "-o", str(tmp_path / "one.html"), "--lower-is-better", "token_f1")
+    opened = open_report(browser, tmp_path / "one.html")
+    page = opened.page
+    try:
+        page.select_option("#sample-sort", "token_f1")
+        values = [float(v) for v in page.locator("#samples tr.sample-row td.value:nth-child(3)").all_inner_texts()]
+        assert len(values) == 6 and values == sorted(values, reverse=True)  # lower is better: highest first
+    finally:
+        page.close()
 
 
 def test_a_capped_report_says_what_it_embedded(browser, tmp_path: Path) -> None:

@@ -117,7 +117,8 @@ def sample_entry(row: dict[str, Any], columns: Sequence[str], chunks: Mapping[st
 
 
 def needed_spans(contexts: Sequence[Context], needed: set[int], counted: int | None = None) -> list[list[list[int]]]:
-    """Per context, the [start, end) character spans of the sentences the judge listed as needed.
+    """Per context, the [start, end) spans (in UTF-16 units, as the page slices) of the sentences the judge
+    listed as needed.
 
     Sentences are numbered across the contexts in rank order with the splitter context_relevance used
     (text.split_sentences), so the numbers in its `needed` list point at the same sentences here. Where the
@@ -132,13 +133,18 @@ def needed_spans(contexts: Sequence[Context], needed: set[int], counted: int | N
             at = context.text.find(sentence, pos)
             if at < 0:  # cannot happen with the splitter's stripped pieces; leave the sentence unmarked if it does
                 continue
-            if number in needed:
-                spans.append([at, at + len(sentence)])
+            if number in needed:  # in UTF-16 code units, as the page's String.slice counts (an emoji is two)
+                spans.append([_utf16(context.text, at), _utf16(context.text, at + len(sentence))])
             pos = at + len(sentence)
         out.append(spans)
     if counted is not None and counted != number:
         return [[] for _ in out]
     return out
+
+
+def _utf16(text: str, index: int) -> int:
+    """The offset in JavaScript's string units of the character at `index` of `text`."""
+    return index + sum(1 for ch in text[:index] if ord(ch) > 0xFFFF)
 
 
 class _Texts:

@@ -159,6 +159,10 @@ function comparisonPart() {
     + " paired bootstrap intervals (PPI where both runs have labels). An interval covering 0 means not distinguishable;"
     + " no multiple-comparison correction.");
   if (cmp.error) { add(node, h("div", {class: "notice error"}, cmp.error)); return; }
+  if (!cmp.columns.length || !cmp.winloss.length) {
+    add(node, h("div", {class: "notice"}, "These runs have no metric column in common: there is nothing to pair."));
+    return;
+  }
   const pairs = [];
   for (let i = 0; i < cmp.runs.length; i++) for (let j = i + 1; j < cmp.runs.length; j++) pairs.push([cmp.runs[i], cmp.runs[j]]);
   for (const [a, b] of pairs) {

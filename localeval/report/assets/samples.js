@@ -14,7 +14,12 @@ function sampleSection() {
 
   const runSelect = h("select", {id: "sample-run", onchange: () => { state.run = Number(runSelect.value); resetSort(); rebuild(); }},
     RUNS.map((run, i) => h("option", {value: i}, run.name)));
-  const sortSelect = h("select", {id: "sample-sort", onchange: () => { state.sort = sortSelect.value || null; state.desc = false; state.page = 0; render(); }});
+  const sortSelect = h("select", {id: "sample-sort", onchange: () => {
+    state.sort = sortSelect.value || null;
+    state.desc = state.sort ? lowerBetter(run(), state.sort) : false;  // worst first, as the header click sorts
+    state.page = 0;
+    render();
+  }});
   const orderButton = h("button", {id: "sample-order", onclick: () => { state.desc = !state.desc; state.page = 0; render(); }});
   const search = h("input", {id: "sample-search", type: "search", placeholder: "search text or id…",
                              oninput: () => { state.query = search.value.trim().toLowerCase(); state.page = 0; render(); }});
@@ -28,7 +33,8 @@ function sampleSection() {
     h("label", {title: "keep samples whose sorted column is at most this value (at least, for lower-is-better columns)"}, "worse than", bound),
     h("label", null, search),
     h("label", null, skips, "with a skip"),
-    RUNS.some((r) => r.labels) ? h("label", null, labelled, "labelled") : null);
+    // only where samples carry their labels (report --labels); a run's own PPI labels name no sample here
+    RUNS.some((r) => r.samples.some((s) => s.lab)) ? h("label", null, labelled, "labelled") : null);
 
   function run() { return RUNS[state.run]; }
 
