@@ -43,8 +43,10 @@ def decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
         with path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):  # dropped here, so a bad byte's column is the
+                    raw = raw[3:]                                     # text's, as in the same file without it
                 try:
-                    text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                    text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     message = f"is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
                     raise InputError(str(path), number, None, message) from None

@@ -186,6 +186,17 @@ def test_labels_with_ares_names_and_extra_fields(tmp_path: Path) -> None:
         load_labels(path, run)
 
 
+def test_one_label_key_mapped_onto_two_columns_labels_both_from_that_key(tmp_path: Path) -> None:
+    """--label-column exact_match=human --label-column token_f1=human: one human verdict for both columns,
+    never the file's own exact_match key for one of them."""
+    run = load_run(make_run(tmp_path / "run", {"exact_match": [0.0, 1.0, 1.0], "token_f1": [0.2, 0.9, 0.8]}))
+    path = write_jsonl(tmp_path / "labels.jsonl", [{"id": f"q{i}", "human": i % 2, "exact_match": 1 - i % 2}
+                                                   for i in range(3)])
+    labels = load_labels(path, run, {"exact_match": "human", "token_f1": "human"})
+    assert labels.by_column == {"exact_match": {"q0": 0, "q1": 1, "q2": 0}, "token_f1": {"q0": 0, "q1": 1, "q2": 0}}
+    assert labels.ignored_fields == ["exact_match"]
+
+
 def _ppi_run(tmp_path: Path, n: int = 300, n_labels: int = 100) -> tuple[Path, Path, np.ndarray]:
     rng = np.random.default_rng(8)
     truth = (rng.random(n) < 0.6).astype(int)

@@ -95,6 +95,19 @@ def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"id": 1, "question": "q"}\n')
     assert validate_file(path) == 1
+    # a bad byte after the BOM is named as in the same file without it (the BOM's bytes once shifted it)
+    path.write_bytes(b'\xef\xbb\xbf{"id": "caf\xe9", "question": "q"}\n')
+    with pytest.raises(InputError, match=r"d\.jsonl:1: is not valid UTF-8 \(byte 0xe9 at column 12\)"):
+        validate_file(path)
+
+
+def test_blank_lines_before_a_csv_header_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("\n \nid,question\n1,q1\n", encoding="utf-8")
+    assert [s.question for s in read_samples(path)] == ["q1"]
+    path.write_text("\nid,id\n1,q1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"d\.csv:2: .*id"):
+        validate_file(path)
 
 
 def test_duplicate_id_names_both_lines(tmp_path: Path) -> None:

@@ -462,7 +462,9 @@ def test_trec_files_agree_with_ir_measures_end_to_end(tmp_path: Path) -> None:
         (read_run, "\nq1 Q0 d1 1 1.0\n", 2, None, "expected 6 whitespace-separated fields"),
         (read_qrels, "q1 0 d1 1\nq1 0 d2\n", 2, None, "expected 4 whitespace-separated fields"),
         (read_qrels, "q1 0 d1 1\nq1 0 d2 0.5\n", 2, "grade", "must be an integer"),
-        (read_qrels, "q1 0 d1 yes\n", 1, "grade", "must be an integer, got 'yes'"),
+        (read_qrels, "q1 0 d1 yes\n", 1, "grade", "must be an integer (trec_eval reads grades as integers), got 'yes'"),
+        (read_qrels, "q1 0 d1 1\nq1 0 d2 1e1\n", 2, "grade", "got '1e1'"),  # Python reads 10, atol 1
+        (read_qrels, "q1 0 d1 1_0\n", 1, "grade", "got '1_0'"),
         (read_qrels, "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 2\n", 3, "docno", "duplicate judgment of 'd1' for query 'q1' (first on line 1)"),
         (read_qrels, "query-id\tcorpus-id\tscore\nq1\td1\n", 2, None, "expected 3 fields"),
         (read_run, b"q1 Q0 d1 1 1.0 t\nq1 Q0 \xff 2 0.5 t\n", 2, None, "is not valid UTF-8"),

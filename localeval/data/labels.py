@@ -46,9 +46,11 @@ def read_labels(path: Path, ids: Container[str], columns: Collection[str], mappi
     """
     source = str(path)
     check_readable(path)
-    key_to_column = {key: column for column, key in (mapping or {}).items()}
-    mapped = set(key_to_column.values())
-    for column in key_to_column.values():
+    key_to_columns: dict[str, list[str]] = {}  # one key may label several columns (one human verdict for both)
+    for column, key in (mapping or {}).items():
+        key_to_columns.setdefault(key, []).append(column)
+    mapped = {column for targets in key_to_columns.values() for column in targets}
+    for column in mapped:
         if column not in columns:
             raise InputError(source, None, None, f"--label-column: there is no metric column '{column}'; "
                                                  f"there are {column_listing(columns)}")
@@ -65,10 +67,10 @@ def read_labels(path: Path, ids: Container[str], columns: Collection[str], mappi
             raise InputError(source, line, "id", f"duplicate id '{sample_id}' (first used on line {lines[sample_id]})")
         lines[sample_id] = line
         for key, value in record.items():
-            column = key_to_column.get(key, key)
+            targets = key_to_columns.get(key, [key])
             # a column mapped to another key takes its labels from that key only: a key of the column's own
             # name is something else, not a second label that would silently win
-            if key == "id" or column not in columns or (key not in key_to_column and column in mapped):
+            if key == "id" or targets[0] not in columns or (key not in key_to_columns and key in mapped):
                 if key != "id":
                     ignored.add(key)
                 continue
@@ -76,7 +78,8 @@ def read_labels(path: Path, ids: Container[str], columns: Collection[str], mappi
                 continue
             if isinstance(value, (list, dict)) or value not in (0, 1):  # True/False equal 1/0 and are accepted
                 raise InputError(source, line, key, f"a label must be 0 or 1 (or null), got {value!r}")
-            by_column.setdefault(column, {})[sample_id] = int(value)
+            for column in targets:
+                by_column.setdefault(column, {})[sample_id] = int(value)
     if not lines:
         raise InputError(source, None, None, "contains no labels")
     if not by_column:

@@ -275,11 +275,12 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, Any]]:
     """
     source = str(path)
     rows = _csv_rows(path)
-    try:
-        _, header = next(rows)
-    except StopIteration:
+    for header_line, header in rows:  # blank lines before the header are skipped, as they are after it
+        if any(cell.strip() for cell in header):
+            break
+    else:
         return
-    _check_unique_columns(header, source, 1, " in the header")
+    _check_unique_columns(header, source, header_line, " in the header")
     for line, row in rows:
         if not any(cell.strip() for cell in row):
             continue

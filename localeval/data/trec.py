@@ -17,6 +17,7 @@ the retrieval metrics count the copy once at its best rank and report how many w
 from __future__ import annotations
 
 import math
+import re
 import os
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
@@ -138,12 +139,15 @@ def _check_ids(source: str, line_no: int, qid: str, docno: str) -> None:
     identifier(docno, lambda message: InputError(source, line_no, "docno", message))
 
 
+_GRADE = re.compile(r"[+-]?\d+(?:\.0*)?\Z")
+
+
 def _grade(text: str, source: str, line_no: int) -> float:
-    """Integer grades only (trec_eval parses them with atol); "2.0" is accepted as 2."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(source, line_no, "grade", f"must be an integer, got {text!r}") from None
+    """Integer grades only (trec_eval parses them with atol); "2.0" is accepted as 2. "1e1" and "1_0", which
+    Python reads as 10 and atol as 1, are refused rather than read either way."""
+    if not _GRADE.match(text):
+        raise InputError(source, line_no, "grade", f"must be an integer (trec_eval reads grades as integers), got {text!r}")
+    value = float(text)
     if not math.isfinite(value) or value != int(value):
         raise InputError(source, line_no, "grade", f"must be an integer (trec_eval reads grades as integers), got {text!r}")
     if abs(value) > MAX_GRADE:
