@@ -156,3 +156,17 @@ def test_json_the_grammar_allows_but_no_file_can_hold_is_that_calls_error(tmp_pa
     schema = {"type": "object"} if "score" in written else None
     (answer,) = kit.judge.ask([Ask.json(prompt, schema)])
     assert answer.value is None and message in str(answer.error) and "prompt 'statements'" in str(answer.error)
+
+
+def test_windows_are_cut_on_the_text_as_the_prompt_holds_it(tmp_path: Path) -> None:
+    """The prompt defuses each "<s>" of a passage with one more character: a window is counted with them,
+    so a passage of HTML strike-throughs is not windowed to the budget and then rendered past it."""
+    from fake_backend import TOKEN, fake_kit
+
+    from localeval.judge.prompts import CONTROL_TOKEN
+
+    judge = fake_kit(FakeBackend(), tmp_path / "c.sqlite").judge
+    text = " ".join(f"Item <s>{i}</s> was removed." for i in range(60))
+    windows = judge.windows(text, 100)
+    assert len(windows) > 1 and " ".join(windows) == text
+    assert all(len(TOKEN.findall(CONTROL_TOKEN.sub("<\u200b", w))) <= 100 for w in windows)

@@ -27,7 +27,7 @@ from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, Dist
                       JsonCall, JsonReply, JudgeBackend, Reply, logsumexp)
 from .cache import JudgeCache, make_key
 from .grammar import GRAMMAR_VERSION
-from .prompts import RenderedPrompt, validate
+from .prompts import CONTROL_TOKEN, RenderedPrompt, validate
 from .windows import split_to_fit
 
 RATINGS = ("1", "2", "3", "4", "5")
@@ -147,12 +147,17 @@ class Judge:
 
     def split_to_fit(self, text: str, max_tokens: int) -> list[str]:
         """Pieces of at most max_tokens tokens, cut at sentence ends; callers window long contexts with this."""
-        return split_to_fit(text, max_tokens, self.count_tokens)
+        return split_to_fit(text, max_tokens, self._rendered_tokens)
 
     def windows(self, text: str, budget: int) -> list[str]:
         """`text` as written when it fits `budget` tokens (so a sample that fits is asked exactly as it
         reads), else split_to_fit's pieces."""
-        return [text] if self.count_tokens(text) <= budget else self.split_to_fit(text, budget)
+        return [text] if self._rendered_tokens(text) <= budget else self.split_to_fit(text, budget)
+
+    def _rendered_tokens(self, text: str) -> int:
+        """Tokens of `text` as a prompt holds it: each "<s>" or "<|...|>" is defused with one more character
+        (prompts.py), which a passage of HTML strike-throughs repeats often enough to overflow a window."""
+        return self.count_tokens(CONTROL_TOKEN.sub("<\u200b", text))
 
     # ---- one question at a time (raise JudgeError) -----------------------------------------------
 
