@@ -54,24 +54,29 @@ def test_a_failed_rename_restores_every_previous_file(tmp_path: Path, monkeypatc
     """The third of three renames fails (as it does for a file made immutable, or a disk error): the two
     files already replaced get their previous content back, and no temp, backup or journal is left."""
     folder = previous(tmp_path / "out")
-    real_replace = os.replace
-    calls = []
+    with pytest.raises(OutputError, match=r"cannot write .*c\.txt: Operation not permitted; the previous results"):
+        commit_failing_at(folder, monkeypatch, 3, PermissionError(1, "Operation not permitted"))
+    assert contents(folder) == OLD
 
-    def failing_third(src, dst):  # noqa: ANN001
+
+def commit_failing_at(folder: Path, monkeypatch: pytest.MonkeyPatch, nth: int, error: BaseException) -> None:
+    """Commit a new set of OLD's files into `folder`, the `nth` rename into place raising `error`."""
+    real_replace = os.replace
+    renamed = []
+
+    def failing(src, dst):  # noqa: ANN001
         if str(src).endswith(".tmp"):
-            calls.append(dst)
-            if len(calls) == 3:
-                raise PermissionError(1, "Operation not permitted")
+            renamed.append(dst)
+            if len(renamed) == nth:
+                raise error
         return real_replace(src, dst)
 
-    monkeypatch.setattr(os, "replace", failing_third)
-    with pytest.raises(OutputError, match=r"cannot write .*c\.txt: Operation not permitted; the previous results"):
-        with AtomicFiles(folder) as files:
-            for name in OLD:
-                with files.open(name) as handle:
-                    handle.write("new\n")
-            files.commit()
-    assert contents(folder) == OLD
+    monkeypatch.setattr(os, "replace", failing)
+    with AtomicFiles(folder) as files:
+        for name in OLD:
+            with files.open(name) as handle:
+                handle.write("new\n")
+        files.commit()
 
 
 @pytest.mark.parametrize("files", [1, 3])
@@ -104,23 +109,8 @@ def test_ctrl_c_between_the_renames_of_a_python_caller_rolls_back(tmp_path: Path
     """A Python caller keeps the default SIGINT handler, so nothing holds Ctrl-C during the renames: one that
     lands after the first rename puts the previous file back, and leaves no temp, backup or journal."""
     folder = previous(tmp_path / "out")
-    real_replace = os.replace
-    renamed = []
-
-    def interrupted_second(src, dst):  # noqa: ANN001
-        if str(src).endswith(".tmp"):
-            renamed.append(dst)
-            if len(renamed) == 2:
-                raise KeyboardInterrupt
-        return real_replace(src, dst)
-
-    monkeypatch.setattr(os, "replace", interrupted_second)
     with pytest.raises(KeyboardInterrupt):
-        with AtomicFiles(folder) as files:
-            for name in OLD:
-                with files.open(name) as handle:
-                    handle.write("new\n")
-            files.commit()
+        commit_failing_at(folder, monkeypatch, 2, KeyboardInterrupt())
     assert contents(folder) == OLD
 
 
