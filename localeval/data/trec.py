@@ -17,8 +17,8 @@ the retrieval metrics count the copy once at its best rank and report how many w
 from __future__ import annotations
 
 import math
-import re
 import os
+import re
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
