@@ -12,6 +12,7 @@ some records have one and others not is an error. Row-number ids change when the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -119,6 +120,10 @@ class RecordReader:
         """A localeval field name in an error message as the file names it (`question` → `user_input`)."""
         if field is None or self.shape is None or self.shape is SHAPES[0]:
             return field
+        for ids_field, texts_field in self.shape.ids_of:  # contexts[1].id came from retrieved_context_ids[1]
+            paired = re.fullmatch(re.escape(self.shape.fields[texts_field]) + r"(\[\d+\])\.(id|text)", field)
+            if paired and ids_field in self._keys:
+                return (ids_field if paired.group(2) == "id" else texts_field) + paired.group(1)
         cut = min((i for i in (field.find("["), field.find(".")) if i >= 0), default=len(field))
         theirs: dict[str, str] = {}
         for their, ours in self.shape.fields.items():  # of two names for one field, the one this record used
