@@ -229,3 +229,14 @@ def test_parquet_maps_and_columns_are_read_as_json_would_be(tmp_path: Path) -> N
     assert [s.relevance for s in read_samples(path)] == [{"d1": 2.0, "d2": 0.0}]
     with pytest.raises(InputError, match="--column: the column 'question' is given for question and answer"):
         list(read_samples(path, columns={"question": "question", "answer": "question"}))
+
+
+def test_text_that_is_not_utf8_in_a_parquet_file_is_named_by_row_and_column(tmp_path: Path) -> None:
+    """pyarrow decodes a batch of rows at once; the error still names the row and the column that hold it."""
+    questions = [f"question {i}?".encode() for i in range(5000)]
+    questions[4499] = b"caf\xe9?"
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"id": [str(i) for i in range(5000)],
+                             "question": pa.array(questions, pa.binary()).view(pa.string())}), path)
+    with pytest.raises(InputError, match=r"bad\.parquet:4500: field 'question': holds text that is not valid UTF-8"):
+        list(read_samples(path))

@@ -327,21 +327,37 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, Any]]:
         # A map column ({doc_id: grade}) reads as (key, value) pairs; a record holds it as an object.
         maps = [f.name for f in file.schema_arrow if pa.types.is_map(f.type)]
         for batch in file.iter_batches(batch_size=PARQUET_BATCH):
-            for record in batch.to_pylist():
+            try:
+                records = batch.to_pylist()
+            except UnicodeDecodeError:  # pyarrow decodes a whole batch at once: find the row and the column
+                at, column = _undecodable(batch)
+                raise InputError(source, row + at + 1, column, "holds text that is not valid UTF-8; was it written "
+                                                               "with another encoding?") from None
+            for record in records:
                 row += 1
                 for name in maps:
                     if record.get(name) is not None:
                         record[name] = _map_object(record[name], source, row, name)
                 check_json_value(record, lambda field, message: InputError(source, row, field, message))
                 yield row, record
-    except UnicodeDecodeError:
-        where = f"row {row + 1}" if row else "its column names"
-        raise InputError(source, row + 1 if row else None, None, f"holds text that is not valid UTF-8 ({where}); "
-                                                                 "was it written with another encoding?") from None
+    except UnicodeDecodeError:  # before any batch: the schema's column names
+        raise InputError(source, None, None, "holds text that is not valid UTF-8 (its column names); was it "
+                                             "written with another encoding?") from None
     except (pa.ArrowException, OSError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(source, None, None, f"is not a readable Parquet file ({first}); a truncated or "
                                              "unfinished write?") from None
+
+
+def _undecodable(batch: Any) -> tuple[int, str | None]:
+    """The first (row in the batch, column) of a Parquet batch whose text is not valid UTF-8."""
+    for i in range(batch.num_rows):
+        for name, column in zip(batch.schema.names, batch.columns):
+            try:
+                column.slice(i, 1).to_pylist()
+            except UnicodeDecodeError:
+                return i, name
+    return 0, None
 
 
 def _check_unique_columns(names: list[str], source: str, line: int | None, where: str) -> None:
