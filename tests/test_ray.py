@@ -151,7 +151,8 @@ def test_cache_entries_travel_between_files_unchanged(tmp_path: Path) -> None:
     with JudgeCache(tmp_path / "driver.sqlite") as driver:
         driver.put("k1", kind="json", model_sha256="m1", prompt="p@1", value={"a": [1, "é"]}, stats={"calls": 1})
         driver.put("k2", kind="distribution", model_sha256="m2", prompt="p@1", value=[{"yes": 0.25}, 0.5], stats={})
-    data, count = snapshot_bytes(tmp_path / "driver.sqlite", "m1")  # only the run's judge goes out
+    assert snapshot_bytes(tmp_path / "driver.sqlite", ["m1", "m2"])[1] == 2  # a GGUF judge and a classifier
+    data, count = snapshot_bytes(tmp_path / "driver.sqlite", ["m1"])  # only the run's judge goes out
     assert count == 1
     (tmp_path / "actor.sqlite").write_bytes(data)
     with JudgeCache(tmp_path / "actor.sqlite") as actor, sqlite3.connect(tmp_path / "actor.sqlite") as db:
@@ -160,6 +161,48 @@ def test_cache_entries_travel_between_files_unchanged(tmp_path: Path) -> None:
     with JudgeCache(tmp_path / "back.sqlite") as back:  # what the sink does with an actor's entries
         back.put_entries(rows)
         assert back.get("k1") == ({"a": [1, "é"]}, {"calls": 1}) and len(back) == 1
+
+
+def test_actors_get_the_judge_and_the_parallel_the_driver_resolved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default judge travels by name (an actor resolving none would read its worker's $LOCALEVAL_JUDGE),
+    a GPU run's --parallel is the GPU default whatever the driver's llama.cpp build, and actors are counted
+    as Ray places them (1 // 0.2 is 4.0 in floating point; 5 fit)."""
+    from localeval import models
+    from localeval.distributed import RayOptions
+    from localeval.distributed.ray_runner import _for_actors, _times
+    from localeval.judge import JudgeOptions, RunConfig
+    from localeval.metrics import MetricOptions
+
+    monkeypatch.delenv("LOCALEVAL_JUDGE", raising=False)
+    for gpu_layers, parallel in ((0, 4), (-1, 32)):
+        options = MetricOptions(judge=JudgeOptions(gpu_layers=gpu_layers))
+        shipped = _for_actors(options, RunConfig.resolve(options.judge), RayOptions(), judged=True).judge
+        assert (shipped.judge, shipped.parallel) == (models.default("judge").name, parallel)
+    assert (_times(1, 0.2), _times(8, 0.1), _times(4, 0.4), _times(3, 1), _times(0.5, 1)) == (5, 80, 10, 3, 0)
+
+
+def test_a_driver_cache_that_takes_no_more_entries_is_the_actors_one_line(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sink's OutputError (a full disk under the driver's cache) reaches the actor wrapped by Ray; the
+    actor reports it as that one line, so the run stops as a single process does instead of writing every
+    sample as lost."""
+    import ray
+    import ray.exceptions
+
+    from localeval.distributed.cache_flow import ForwardingCache
+    from localeval.errors import OutputError
+
+    full = OutputError("judge cache /data/c.sqlite: the disk is full")
+
+    def failed(refs: Any) -> Any:
+        raise ray.exceptions.RayTaskError("put_entries", "Traceback ...", full)
+
+    monkeypatch.setattr(ray, "get", failed)
+    cache = ForwardingCache(tmp_path / "actor.sqlite", sink=None)
+    cache._in_flight.append(object())
+    with pytest.raises(OutputError, match="^judge cache /data/c.sqlite: the disk is full$"):
+        cache.flush()
+    assert cache._in_flight == [] and cache.flush() == 0
 
 
 def test_an_actor_removes_the_cache_folders_of_actors_that_are_gone(tmp_path: Path, monkeypatch) -> None:

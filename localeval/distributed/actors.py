@@ -61,7 +61,8 @@ def check_node(kinds: Sequence[str], options: MetricOptions,
     try:
         if "judge" in kinds:
             path = models.resolve(options.judge.judge, "judge")
-            memo = Path(tempfile.gettempdir()) / "localeval-model-hashes"
+            # one folder per user: another user's run on this node cannot write into theirs
+            memo = Path(tempfile.gettempdir()) / f"localeval-model-hashes-{os.getuid()}"
             memo.mkdir(exist_ok=True)
             sha256 = models.model_sha256(path, "judge", memo)
             if any(c.levels for c in criteria):
@@ -218,13 +219,19 @@ class ChunkScorer:
         samples = as_samples(ray.get(self.feeder.records.remote(chunk, start, stop)))
         before = {m.name: m.used() for m in self.judged}  # type: ignore[attr-defined]
         rows: list[dict[str, Any]] = []
+        error: LocalevalError | None = None
         try:
             for window in batched(samples, self.window):
                 rows.extend(measure_isolated(window, self.metrics, self.label))
         except LocalevalError as exc:
-            return {"error": (type(exc).__name__, f"node {self.label}: {exc}")}
+            error = exc
         finally:
-            self.cache.flush()
+            try:
+                self.cache.flush()
+            except LocalevalError as exc:  # the driver's cache took no more entries (a full disk): the run stops
+                error = error or exc       # with its line, as a single process does, not a chunk written as lost
+        if error is not None:
+            return {"error": (type(error).__name__, f"node {self.label}: {error}")}
         usage = {m.name: (m.used() - before[m.name]).as_dict() for m in self.judged}  # type: ignore[attr-defined]
         # Which judge answered, as a single process reports it: only once it was asked something.
         asked = any(u["calls"] or u["cache_hits"] for u in usage.values())

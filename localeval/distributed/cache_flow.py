@@ -21,11 +21,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import LocalevalError, OutputError
 from ..judge.cache import Entry, JudgeCache
 
 
-def snapshot_bytes(cache_path: Path, model_sha256: str | None) -> tuple[bytes, int]:
-    """The driver's entries for one judge model as the bytes of a standalone cache file, and their count."""
+def snapshot_bytes(cache_path: Path, model_sha256: Sequence[str]) -> tuple[bytes, int]:
+    """The driver's entries of the run's judges (the GGUF judge, and a classifier's folder) as the bytes of a
+    standalone cache file, and their count."""
     with tempfile.TemporaryDirectory(prefix="localeval-snapshot-") as tmp:
         target = Path(tmp) / "judge.sqlite"
         with JudgeCache(cache_path) as cache:
@@ -54,12 +56,23 @@ class ForwardingCache(JudgeCache):
             self._in_flight.append(self._sink.put_entries.remote(list(entries)))
 
     def flush(self) -> int:
-        """Wait until the sink has stored everything sent so far; return how many entries that was."""
+        """Wait until the sink has stored everything sent so far; return how many entries that was. The
+        sink's failure (the driver's cache file full or damaged) is its own one-line error."""
         import ray
 
-        sent = sum(ray.get(self._in_flight)) if self._in_flight else 0
-        self._in_flight.clear()
-        return sent
+        try:
+            return sum(ray.get(self._in_flight)) if self._in_flight else 0
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, LocalevalError):
+                raise cause from None
+            raise OutputError(f"the driver's judge cache could not store this node's entries "
+                              f"({type(cause).__name__ if cause else 'an error'}); see the Ray logs") from None
+        except ray.exceptions.RayActorError:
+            raise OutputError("the writer of the driver's judge cache died (see the Ray logs); every entry it "
+                              "stored is kept, and the same command resumes") from None
+        finally:
+            self._in_flight.clear()
 
 
 class CacheSink:

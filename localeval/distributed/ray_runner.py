@@ -18,6 +18,7 @@ reason, never dropped.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import pickle
 import warnings
@@ -30,10 +31,11 @@ from .. import errors
 from ..data.labels import Labels
 from ..errors import LocalevalError, ModelError, OptionError
 from ..judge.backend import CallStats
-from ..judge.cache import check_cache_path
-from ..judge.config import DEFAULT_PARALLEL_CPU, RunConfig
+from ..judge.cache import check_cache_path, set_aside_if_damaged
+from ..judge.config import DEFAULT_PARALLEL_CPU, DEFAULT_PARALLEL_GPU, RunConfig
 from ..metrics import JudgeMetric, Metric, MetricOptions
 from ..metrics.criteria import Criterion, criteria_of
+from .. import models
 from ..models import names_a_path
 from ..scoring import batch_size, judge_window, write_results
 from ..progress import Progress
@@ -62,14 +64,27 @@ def score_file_ray(path: Path, out_dir: Path, metrics: Sequence[Metric], options
     cache_path = config.cache_path
     if "judge" in kinds:
         check_cache_path(cache_path)
+        if options.judge.move_damaged_cache:  # as a single process does, before the actors get a snapshot of it
+            set_aside_if_damaged(cache_path)
     with _connected(ray, ray_options.address):
         sha256 = _check_nodes(ray, kinds, remote_options, ray_options, criteria_of(metrics))
         chunk = (judge_window(RunConfig.resolve(remote_options.judge).parallel) if "judge" in kinds
                  else batch_size(metrics) * CHEAP_BATCHES_PER_CHUNK)
         run = _Run(ray, path.absolute(), fmt, columns, metrics, remote_options, ray_options, chunk, total)
-        run.start(sha256 if "judge" in kinds else None, cache_path)
+        run.start(_judges(sha256, remote_options) if "judge" in kinds else None, cache_path)
         return write_results(run.rows(), metrics, out_dir, str(path), {"ray": run.info}, labels, meter, run.judge_info,
                              tables)
+
+
+def _judges(gguf_sha256: str | None, options: MetricOptions) -> list[str]:
+    """The model keys of the run's cache entries: the GGUF judge's, and a classifier folder's (its verdicts
+    are cached under the folder's hash), so that a resumed run's actors find both."""
+    keys = [gguf_sha256] if gguf_sha256 else []
+    if options.judge.classifier:
+        from ..classifier.folder import check_classifier
+
+        keys.append(check_classifier(options.judge.classifier).sha256)
+    return keys
 
 
 def _import_ray() -> Any:
@@ -116,10 +131,12 @@ def _for_actors(options: MetricOptions, config: RunConfig, ray_options: RayOptio
     # the single-process default's 16 KV streams (1.9 GB for the default judge) are sized for one process.
     parallel = options.judge.parallel
     gpu_layers = config.gpu_layers if judged else 0  # $LOCALEVAL_GPU_LAYERS is read only for a judge that runs
-    if parallel is None and gpu_layers == 0:
-        parallel = DEFAULT_PARALLEL_CPU
+    if parallel is None:  # on a GPU, what an actor's GPU build would choose, whatever the driver's build is
+        parallel = DEFAULT_PARALLEL_CPU if gpu_layers == 0 else DEFAULT_PARALLEL_GPU
     # replace(): every other judge setting travels as the driver has it.
-    judge = replace(options.judge, judge=_absolute(settings.judge), embedder=_absolute(settings.embedder),
+    # the default judge by name: an actor resolving None would read its worker's own $LOCALEVAL_JUDGE
+    judge = replace(options.judge, judge=_absolute(settings.judge or models.default("judge").name),
+                    embedder=_absolute(settings.embedder),
                     n_threads=ray_options.threads(options.judge.n_threads), cache=None,
                     prompts_dir=_absolute(options.judge.prompts_dir), parallel=parallel, gpu_layers=gpu_layers,
                     classifier=_absolute(options.judge.classifier))
@@ -167,11 +184,16 @@ def _capacity(ray: Any, ray_options: RayOptions) -> int:
     fit = 0
     for node in (n for n in ray.nodes() if n.get("Alive")):
         resources = node.get("Resources", {})
-        per_node = int(resources.get("CPU", 0) // ray_options.cpus_per_actor)
+        per_node = _times(resources.get("CPU", 0), ray_options.cpus_per_actor)
         if ray_options.gpus_per_actor:
-            per_node = min(per_node, int(resources.get("GPU", 0) // ray_options.gpus_per_actor))
+            per_node = min(per_node, _times(resources.get("GPU", 0), ray_options.gpus_per_actor))
         fit += per_node
     return fit
+
+
+def _times(total: float, each: float) -> int:
+    """How many `each` fit in `total`, as Ray counts: 1 // 0.2 is 4.0 in floating point, and 5 fit."""
+    return math.floor(total / each + 1e-9)
 
 
 class _Run:
@@ -195,7 +217,7 @@ class _Run:
             "retried_alone": 0, "lost": 0,
         }
 
-    def start(self, judge_sha256: str | None, cache_path: Path) -> None:
+    def start(self, judge_sha256: Sequence[str] | None, cache_path: Path) -> None:
         """The feeder and (for judge metrics) the cache sink on this node, and the cache snapshot."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -203,7 +225,7 @@ class _Run:
         helper = self.ray.remote(num_cpus=0, scheduling_strategy=here)
         self.feeder = helper(InputFeeder).remote(str(self.path), self.fmt, dict(self.columns or {}), self.chunk)
         self.sink = self.snapshot = None
-        if judge_sha256 is not None:
+        if judge_sha256:
             cache_path = cache_path.absolute()
             data, count = snapshot_bytes(cache_path, judge_sha256)
             self.snapshot = self.ray.put(data)
@@ -270,7 +292,8 @@ class _Run:
             kind = getattr(errors, name, None)
             raise (kind if kind in (ModelError, OptionError, errors.JudgeError) else LocalevalError)(message)
         for metric in self.metrics:
-            if isinstance(metric, JudgeMetric) and metric.name in result["usage"]:
+            # a metric that judged nothing here (it skipped every sample) adds no usage, as in a single process
+            if isinstance(metric, JudgeMetric) and any((result["usage"].get(metric.name) or {}).values()):
                 metric.add_usage(CallStats(**result["usage"][metric.name]))
         if result["judge"] and not self.judge_info:
             self.judge_info.update(result["judge"])

@@ -238,19 +238,21 @@ class JudgeCache:
                 raise
             self._db.execute("COMMIT")
 
-    def export(self, target: str | Path, model_sha256: str | None = None) -> int:
-        """Copy the entries (of one model, when given) into a new cache file at `target`; return how many.
+    def export(self, target: str | Path, model_sha256: Sequence[str] = ()) -> int:
+        """Copy the entries (of these models, when given) into a new cache file at `target`; return how many.
         A consistent snapshot, taken while other processes may be writing, small enough to ship."""
         copy = JudgeCache(target)
         copy.close()
-        self._db.execute("ATTACH DATABASE ? AS snapshot", (str(target),))
-        try:
-            where, args = ("WHERE model_sha256 = ?", (model_sha256,)) if model_sha256 else ("", ())
-            moved = self._db.execute(
-                f"INSERT OR REPLACE INTO snapshot.judge_calls ({ENTRY_COLUMNS}, digest) "
-                f"SELECT {ENTRY_COLUMNS}, digest FROM judge_calls {where}", args).rowcount
-        finally:
-            self._db.execute("DETACH DATABASE snapshot")
+        with self._failures_in_one_line():  # a damaged page of this cache is named like any other read of it
+            self._db.execute("ATTACH DATABASE ? AS snapshot", (str(target),))
+            try:
+                marks = ", ".join("?" * len(model_sha256))
+                where, args = (f"WHERE model_sha256 IN ({marks})", tuple(model_sha256)) if model_sha256 else ("", ())
+                moved = self._db.execute(
+                    f"INSERT OR REPLACE INTO snapshot.judge_calls ({ENTRY_COLUMNS}, digest) "
+                    f"SELECT {ENTRY_COLUMNS}, digest FROM judge_calls {where}", args).rowcount
+            finally:
+                self._db.execute("DETACH DATABASE snapshot")
         standalone = sqlite3.connect(str(target))  # out of WAL mode: the file alone then holds every entry
         standalone.execute("PRAGMA journal_mode=DELETE")
         standalone.close()
