@@ -115,6 +115,9 @@ class FakeEmbedder:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms > 0, norms, 1.0)
 
+    def cut(self, texts: Sequence[str]) -> list[bool]:
+        return [False] * len(texts)
+
 
 def fake_kit(backend: FakeBackend, cache: Path, **options: Any) -> ModelKit:
     """A ModelKit whose judge runs `backend` (with a real SQLite cache) and whose embedder is FakeEmbedder."""

@@ -81,3 +81,19 @@ def test_without_embedder_option_the_sample_language_picks_the_model(monkeypatch
     named = ModelKit.of(JudgeOptions(embedder="all-minilm-l6-v2"))
     assert named.embedder_for("zh").name == "all-minilm-l6-v2"  # a named embedder serves every language
     assert named.embedder_settings() == "all-minilm-l6-v2"
+
+
+@pytest.mark.model("all-minilm-l6-v2")
+def test_a_text_longer_than_the_model_reads_is_named_not_scored_silently(tmp_path) -> None:  # noqa: ANN001
+    """MiniLM reads 256 word pieces: two long texts that differ only after them get cosine 1, so
+    answer_similarity says which of its texts the embedder read only in part."""
+    import localeval
+
+    long = " ".join(["The committee met again to review every clause of the draft agreement."] * 30)
+    rows = localeval.evaluate([{"id": "a", "question": "q?", "answer": long + " Yes.", "reference": long + " No."},
+                               {"id": "b", "question": "q?", "answer": "It was 1889.", "reference": "In 1889."}],
+                              metrics="answer_similarity",
+                              options=localeval.MetricOptions(judge=JudgeOptions(embedder="all-minilm-l6-v2"))).rows
+    assert rows[0]["details"]["answer_similarity"]["truncated"] == ["answer", "reference"]
+    assert rows[0]["metrics"]["answer_similarity"] == pytest.approx(1.0, abs=1e-6)  # what the note warns of
+    assert "truncated" not in rows[1]["details"]["answer_similarity"]

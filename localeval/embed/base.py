@@ -23,6 +23,11 @@ class Embedder(Protocol):
         """(len(texts), dim) float32 array of unit vectors."""
         ...
 
+    def cut(self, texts: Sequence[str]) -> list[bool]:
+        """For each text, whether the model reads only its start (a window of tokens shorter than it):
+        a metric says so in its details rather than score the start as if it were the whole."""
+        ...
+
 
 class LanguageWarning:
     """An English-only model gives near-random similarities on Chinese: say so, once per model and run.

@@ -50,3 +50,10 @@ class SentenceTransformersEmbedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def cut(self, texts: Sequence[str]) -> list[bool]:
+        limit = self._model.max_seq_length  # all-MiniLM-L6-v2 reads 256 word pieces and drops the rest
+        if not texts or not limit:
+            return [False] * len(texts)
+        ids = self._model.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
+        return [len(tokens) > limit for tokens in ids]

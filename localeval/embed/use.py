@@ -51,3 +51,6 @@ class UseEmbedder:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         return np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+
+    def cut(self, texts: Sequence[str]) -> list[bool]:
+        return [False] * len(texts)  # USE averages over every token it reads, however long the text

@@ -172,14 +172,18 @@ class AnswerSimilarity(Metric):
         for i, sample in enumerate(samples):
             by_lang.setdefault(self.kit.lang(sample), []).append(i)
         cosines: dict[int, float] = {}
-        names: dict[int, str] = {}
+        details: dict[int, dict[str, Any]] = {}
         for lang, rows in by_lang.items():
             embedder = self.kit.embedder_for(lang)
             texts = [t for i in rows for t in (samples[i].answer or "", samples[i].reference or "")]
             vectors = embedder.encode(texts).astype(np.float64)
+            cut = embedder.cut(texts)
             for j, i in enumerate(rows):
                 cosines[i] = float(np.clip(vectors[2 * j] @ vectors[2 * j + 1], -1.0, 1.0))
-                names[i] = embedder.name
+                details[i] = {"embedder": embedder.name}
+                read_in_part = [field for field, was_cut in zip(("answer", "reference"), cut[2 * j: 2 * j + 2]) if was_cut]
+                if read_in_part:  # the model embedded only their start: said, never silent
+                    details[i]["truncated"] = read_in_part
         for i in range(len(samples)):
-            outcomes.append(Measurement({"answer_similarity": cosines[i]}, {"embedder": names[i]}))
+            outcomes.append(Measurement({"answer_similarity": cosines[i]}, details[i]))
         return outcomes
