@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from .. import errors
+from .. import errors, models
 from ..data.labels import Labels
 from ..errors import LocalevalError, ModelError, OptionError
 from ..judge.backend import CallStats
@@ -35,7 +35,6 @@ from ..judge.cache import check_cache_path, set_aside_if_damaged
 from ..judge.config import DEFAULT_PARALLEL_CPU, DEFAULT_PARALLEL_GPU, RunConfig
 from ..metrics import JudgeMetric, Metric, MetricOptions
 from ..metrics.criteria import Criterion, criteria_of
-from .. import models
 from ..models import names_a_path
 from ..scoring import batch_size, judge_window, write_results
 from ..progress import Progress
