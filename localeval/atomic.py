@@ -66,7 +66,7 @@ class AtomicFiles:
         try:
             return _Guarded(temp.open("w", encoding="utf-8", newline="\n"), temp)
         except OSError as exc:
-            raise _output_error(temp, exc) from None
+            raise output_error(temp, exc) from None
 
     def commit(self, remove: Sequence[str] = ()) -> None:
         """Rename every temp into place and delete the files named in `remove` (left by previous results
@@ -88,7 +88,7 @@ class AtomicFiles:
                 _fsync(temp)
         except (OSError, OutputError) as exc:
             _remove(temp for temp, _ in pairs)
-            raise exc if isinstance(exc, OutputError) else _output_error(temp, exc) from None
+            raise exc if isinstance(exc, OutputError) else output_error(temp, exc) from None
         self._created = False
         if len(pairs) == 1:  # one rename is atomic by itself
             temp, final = pairs[0]
@@ -96,7 +96,7 @@ class AtomicFiles:
                 os.replace(temp, final)
             except OSError as exc:
                 _remove([temp])
-                raise _output_error(final, exc) from None
+                raise output_error(final, exc) from None
             _fsync_dir(final.parent)
             _unlink_stale(self.folder, remove)
             return
@@ -130,19 +130,19 @@ class _Guarded:
         try:
             self._handle.write(text)
         except OSError as exc:
-            raise _output_error(self.path, exc) from None
+            raise output_error(self.path, exc) from None
 
     def flush(self) -> None:
         try:
             self._handle.flush()
         except OSError as exc:
-            raise _output_error(self.path, exc) from None
+            raise output_error(self.path, exc) from None
 
     def close(self) -> None:
         try:
             self._handle.close()
         except OSError as exc:
-            raise _output_error(self.path, exc) from None
+            raise output_error(self.path, exc) from None
 
     def __enter__(self) -> _Guarded:
         return self
@@ -367,7 +367,7 @@ def _remove(paths: Iterable[Path]) -> None:
             pass
 
 
-def _output_error(path: Path, exc: OSError) -> OutputError:
+def output_error(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {exc.strerror or exc}")
 
 

@@ -163,10 +163,10 @@ def test_windows_are_cut_on_the_text_as_the_prompt_holds_it(tmp_path: Path) -> N
     so a passage of HTML strike-throughs is not windowed to the budget and then rendered past it."""
     from fake_backend import TOKEN, fake_kit
 
-    from localeval.judge.prompts import CONTROL_TOKEN
+    from localeval.judge.prompts import defuse
 
     judge = fake_kit(FakeBackend(), tmp_path / "c.sqlite").judge
     text = " ".join(f"Item <s>{i}</s> was removed." for i in range(60))
     windows = judge.windows(text, 100)
     assert len(windows) > 1 and " ".join(windows) == text
-    assert all(len(TOKEN.findall(CONTROL_TOKEN.sub("<\u200b", w))) <= 100 for w in windows)
+    assert all(len(TOKEN.findall(defuse(w))) <= 100 for w in windows)

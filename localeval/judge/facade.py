@@ -27,7 +27,7 @@ from .backend import (Call, CallStats, ContinuationCall, ContinuationReply, Dist
                       JsonCall, JsonReply, JudgeBackend, Reply, logsumexp)
 from .cache import JudgeCache, make_key
 from .grammar import GRAMMAR_VERSION
-from .prompts import CONTROL_TOKEN, RenderedPrompt, validate
+from .prompts import RenderedPrompt, defuse, validate
 from .windows import split_to_fit
 
 RATINGS = ("1", "2", "3", "4", "5")
@@ -157,7 +157,7 @@ class Judge:
     def _rendered_tokens(self, text: str) -> int:
         """Tokens of `text` as a prompt holds it: each "<s>" or "<|...|>" is defused with one more character
         (prompts.py), which a passage of HTML strike-throughs repeats often enough to overflow a window."""
-        return self.count_tokens(CONTROL_TOKEN.sub("<\u200b", text))
+        return self.count_tokens(defuse(text))
 
     # ---- one question at a time (raise JudgeError) -----------------------------------------------
 

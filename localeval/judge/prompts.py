@@ -43,6 +43,11 @@ UNTRUSTED = frozenset({"answer", "target", "context", "passage", "passages", "se
 CONTROL_TOKEN = re.compile(r"<(?=\|[^\s|<>]{1,64}\|>|/?s>)")
 
 
+def defuse(text: str) -> str:
+    """`text` with every "<" a tokenizer could read as a control token followed by a zero-width space."""
+    return CONTROL_TOKEN.sub("<\u200b", text)
+
+
 class PromptError(LocalevalError):
     """A prompt file that is missing or malformed, or a render with a missing variable."""
 
@@ -115,7 +120,7 @@ def _as_data(value: Any, untrusted: bool) -> Any:
     """A template variable with every control-token spelling in its text broken and, when it holds a
     user's answer or passages, text aimed at the judge screened out (see the module doc)."""
     if isinstance(value, str):
-        return CONTROL_TOKEN.sub("<\u200b", screen(value).text if untrusted else value)
+        return defuse(screen(value).text if untrusted else value)
     if isinstance(value, (list, tuple)):
         return type(value)(_as_data(v, untrusted) for v in value)
     if isinstance(value, dict):

@@ -15,8 +15,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from ..atomic import output_error
 from ..data.loading import iter_jsonl
-from ..errors import OptionError, OutputError
+from ..errors import OptionError
 
 TABLE_FORMATS = ("csv", "parquet")
 BATCH = 4096
@@ -45,7 +46,7 @@ def write_table(rows_file: Path, fmt: str, inputs: Sequence[str], metric_columns
     try:
         _write_table(rows_file, fmt, input_columns(inputs, metric_columns), metric_columns, target)
     except OSError as exc:  # a full disk, a file size limit (pyarrow's I/O errors are OSErrors too)
-        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise output_error(target, exc) from None
 
 
 def input_columns(inputs: Sequence[str], metric_columns: Sequence[str]) -> dict[str, str]:
