@@ -40,8 +40,10 @@ demo: install
 	$(BIN)/localeval score localeval/resources/examples/rag_demo.jsonl --metrics all --out $(OUT)/demo
 
 # Everything: the logic, the real judges and embedders, Ray, the browser and the wheel (tests/conftest.py's markers).
+# Two pytest-xdist workers: one runs every test that runs a model, one at a time (the model lock), and the other
+# the rest, on the second core (tests/conftest.py puts the model tests in one xdist group).
 test: install browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 # The logic only: no model, no Ray, no browser, no wheel build (about a minute on 2 cores). Tests that need one
 # carry a marker (pyproject.toml); the models folder is pointed at nothing, so an unmarked test that loads a
