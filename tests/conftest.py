@@ -38,6 +38,9 @@ MODEL_LOCK = Path("/tmp/localeval-model.lock")
 LOCKED_MARKERS = ("model", "default_judge", "ray")
 #: The pytest-xdist group of the tests that take the model lock: one worker runs them all.
 MODEL_GROUP = "model-lock"
+# One llama.cpp thread for every judge a test starts without --threads, in this process and the ones it
+# starts: the model tests share the machine with the other pytest worker, and llama.cpp's threads spin.
+os.environ.setdefault("LOCALEVAL_THREADS", "1")
 #: How the project's own environment is installed (Makefile); any newer torch than the pinned CPU build pulls CUDA.
 PIP_INSTALL = '.venv/bin/pip install -e ".[{extra}]" -c .ci/constraints.txt'
 
