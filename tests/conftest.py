@@ -12,8 +12,8 @@ What a test needs beyond the package is a marker (registered in pyproject.toml):
 | `cpu_numerics`         | the judge on the CPU: its numbers do not depend on batching | unset `LOCALEVAL_GPU_LAYERS`   |
 
 A marked test whose requirement is missing is skipped with the reason and the command that installs it.
-Tests marked `model`, `default_judge` or `ray` run under the model lock (the `model_lock` fixture), and
-`make test`'s two pytest-xdist workers give them all to one worker (`--dist loadgroup`).
+Tests marked `model`, `default_judge` or `ray` run under the model lock (the `model_lock` fixture); `make test`
+runs them in one pytest process and the rest in another beside it, on the second core.
 `make test-fast` runs only the unmarked tests: the logic, with no model and no browser.
 """
 
@@ -36,10 +36,8 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "resources" / "
 #: Taken by every process that runs a model on this machine: these tests, the benchmarks (bench/harness.py).
 MODEL_LOCK = Path("/tmp/localeval-model.lock")
 LOCKED_MARKERS = ("model", "default_judge", "ray")
-#: The pytest-xdist group of the tests that take the model lock: one worker runs them all.
-MODEL_GROUP = "model-lock"
 # One llama.cpp thread for every judge a test starts without --threads, in this process and the ones it
-# starts: the model tests share the machine with the other pytest worker, and llama.cpp's threads spin.
+# starts: `make test` runs the model tests beside the other tests, and llama.cpp's threads spin.
 os.environ.setdefault("LOCALEVAL_THREADS", "1")
 #: How the project's own environment is installed (Makefile); any newer torch than the pinned CPU build pulls CUDA.
 PIP_INSTALL = '.venv/bin/pip install -e ".[{extra}]" -c .ci/constraints.txt'
@@ -61,7 +59,6 @@ def ray_actors_on_the_cpu(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
 
 # ---- markers: what a test needs, skipped with the fix when it is missing --------------------------------
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the xdist_group markers it adds
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A model marker must name registered models; a test that runs a model takes the model lock before any
     of its fixtures (a module-scoped fixture that loads a judge included): `model_lock` goes first."""
@@ -74,14 +71,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if not marker.args or unknown:
                 raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.model needs registered model names, got "
                                         f"{marker.args!r}; known: {', '.join(sorted(known))}")
-        if not any(item.get_closest_marker(m) for m in LOCKED_MARKERS):
-            continue
         names = getattr(item, "fixturenames", None)
-        if names is not None and "model_lock" not in names:
+        if names is not None and "model_lock" not in names and any(item.get_closest_marker(m) for m in LOCKED_MARKERS):
             names.insert(0, "model_lock")
-        # Under `pytest -n 2 --dist loadgroup` (make test) every model test goes to one worker, one at a time with
-        # its one llama.cpp thread, while the other worker runs the logic on the second core.
-        item.add_marker(pytest.mark.xdist_group(MODEL_GROUP))
 
 
 @pytest.hookimpl(tryfirst=True)
