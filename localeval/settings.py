@@ -8,6 +8,7 @@ defaults, so no other module reads the environment.
 | judge      | --judge      | LOCALEVAL_JUDGE      | the registry's default judge                                 |
 | embedder   | --embedder   | LOCALEVAL_EMBEDDER   | the registry's default embedder                              |
 | gpu_layers | --gpu-layers | LOCALEVAL_GPU_LAYERS | 0 (the judge on the CPU); -1 offloads every layer            |
+| threads    | --threads    | LOCALEVAL_THREADS    | one per physical core (a container's CPU quota is not seen)  |
 
 A judge server's API key is read from the environment variable the user names (--judge-api-key-env), so
 it never appears on a command line, in a result file or in a cache key.
@@ -28,6 +29,7 @@ CACHE_ENV = "LOCALEVAL_CACHE"
 JUDGE_ENV = "LOCALEVAL_JUDGE"
 EMBEDDER_ENV = "LOCALEVAL_EMBEDDER"
 GPU_LAYERS_ENV = "LOCALEVAL_GPU_LAYERS"
+THREADS_ENV = "LOCALEVAL_THREADS"
 CACHE_RELATIVE = Path(".localeval-cache") / "judge.sqlite"
 
 
@@ -87,6 +89,18 @@ def secret_from_env(variable: str, flag: str, env: Mapping[str, str] | None = No
     if not value.strip():
         raise OptionError(f"{flag} {variable}: the environment variable {variable} is not set or empty")
     return value.strip()
+
+
+def judge_threads(env: Mapping[str, str] | None = None) -> int:
+    """The llama.cpp judge's CPU threads when --threads is not given: $LOCALEVAL_THREADS, else one per physical
+    core. A container's CPU quota is invisible to /proc/cpuinfo, and llama.cpp's threads spin: more threads
+    than the CPUs a process really has slow it manyfold, so a site (or a test run beside other work) sets it."""
+    given = (os.environ if env is None else env).get(THREADS_ENV, "").strip()
+    if not given:
+        return physical_cores()
+    if not given.isdigit() or int(given) < 1:
+        raise OptionError(f"{THREADS_ENV}={given!r} is not a whole number of threads, 1 or more")
+    return int(given)
 
 
 def physical_cores() -> int:

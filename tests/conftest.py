@@ -12,7 +12,8 @@ What a test needs beyond the package is a marker (registered in pyproject.toml):
 | `cpu_numerics`         | the judge on the CPU: its numbers do not depend on batching | unset `LOCALEVAL_GPU_LAYERS`   |
 
 A marked test whose requirement is missing is skipped with the reason and the command that installs it.
-Tests marked `model`, `default_judge` or `ray` run under the model lock (the `model_lock` fixture).
+Tests marked `model`, `default_judge` or `ray` run under the model lock (the `model_lock` fixture); `make test`
+runs them in one pytest process and the rest in another beside it, on the second core.
 `make test-fast` runs only the unmarked tests: the logic, with no model and no browser.
 """
 
@@ -35,6 +36,9 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "resources" / "
 #: Taken by every process that runs a model on this machine: these tests, the benchmarks (bench/harness.py).
 MODEL_LOCK = Path("/tmp/localeval-model.lock")
 LOCKED_MARKERS = ("model", "default_judge", "ray")
+# One llama.cpp thread for every judge a test starts without --threads, in this process and the ones it
+# starts: `make test` runs the model tests beside the other tests, and llama.cpp's threads spin.
+os.environ.setdefault("LOCALEVAL_THREADS", "1")
 #: How the project's own environment is installed (Makefile); any newer torch than the pinned CPU build pulls CUDA.
 PIP_INSTALL = '.venv/bin/pip install -e ".[{extra}]" -c .ci/constraints.txt'
 

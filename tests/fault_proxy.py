@@ -3,8 +3,9 @@
 Everything is forwarded to the upstream server except the chat completions that a planned fault takes:
 an HTTP error status (with or without Retry-After), a dropped connection, a body cut short, a 200 whose
 body is not JSON, or a delay. The proxy records the chat completions the upstream answered and that
-reached the client, so a test can tell whether a resumed run asked for any of them again. It listens on
-127.0.0.1 only and forwards only to the upstream it was given. The server judge's start-up probes
+reached the client, so a test can tell whether a resumed run asked for any of them again, and when each
+chat completion arrived and the fault it met, so a test can tell when (and whether) it was asked again.
+It listens on 127.0.0.1 only and forwards only to the upstream it was given. The server judge's start-up probes
 (judge/server.py) pass untouched and unrecorded: they are asked again at every start by design.
 """
 
@@ -19,7 +20,7 @@ import urllib.request
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
+from typing import Callable, Sequence
 
 from localeval.judge.server import PROBE_JSON, PROBE_SHAPE
 
@@ -57,10 +58,13 @@ class FaultProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
         self._planned: deque[Fault] = deque()
+        self._batches: deque[tuple[Fault, ...]] = deque()
         self._always: Fault | None = None
         self._lock = threading.Lock()
         self.answered: list[str] = []  # chat completions the upstream answered and the client received
         self.faulted: list[Fault] = []
+        #: every chat completion as it arrived: time.monotonic(), what it asks (as in `answered`), the fault it met
+        self.asked: list[tuple[float, str, Fault | None]] = []
         self.after_answer: Callable[[int], None] | None = None  # called with len(answered) after each one
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -70,21 +74,32 @@ class FaultProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def plan(self, *faults: Fault, always: Fault | None = None) -> None:
-        """The next chat completions get `faults`, one each, in order; then every one gets `always`."""
+    def plan(self, *faults: Fault, always: Fault | None = None, then: Sequence[Sequence[Fault]] = ()) -> None:
+        """The next chat completions get `faults`, one each, in order; then every one gets `always`.
+        `then`: more batches, each planned once a chat completion is answered with the batch before used up,
+        so that a client asking one request at a time meets each batch with one request."""
         with self._lock:
             self._planned = deque(faults)
+            self._batches = deque(tuple(batch) for batch in then)
             self._always = always
 
     def clear(self) -> None:
         self.plan()
 
-    def _next_fault(self) -> Fault | None:
+    def _next_fault(self, body: bytes | None) -> Fault | None:
         with self._lock:
             fault = self._planned.popleft() if self._planned else self._always
             if fault is not None:
                 self.faulted.append(fault)
+            self.asked.append((time.monotonic(), _key(body), fault))
             return fault
+
+    def _answered(self, body: bytes | None) -> int:
+        with self._lock:
+            self.answered.append(_key(body))
+            if not self._planned and self._batches:
+                self._planned = deque(self._batches.popleft())
+            return len(self.answered)
 
     def __enter__(self) -> FaultProxy:
         self._thread.start()
@@ -109,7 +124,7 @@ class FaultProxy:
 
             def _serve(self, body: bytes | None) -> None:
                 chat = self.path.endswith("/chat/completions") and not _is_probe(body)
-                fault = proxy._next_fault() if chat else None
+                fault = proxy._next_fault(body) if chat else None
                 if fault is not None and fault.kind != "delay":
                     return self._fail(fault)
                 if fault is not None:
@@ -121,9 +136,7 @@ class FaultProxy:
                 if not self._reply(code, headers.get("Content-Type", "application/json"), payload):
                     return
                 if chat and code == 200:
-                    with proxy._lock:
-                        proxy.answered.append(_key(body))
-                        count = len(proxy.answered)
+                    count = proxy._answered(body)
                     if proxy.after_answer is not None:
                         proxy.after_answer(count)
 

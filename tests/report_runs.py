@@ -103,8 +103,10 @@ def judged_run(folder: Path) -> Path:
     data = write_jsonl(folder / "a.jsonl", SYSTEM_A)
     labels = write_jsonl(folder / "labels.jsonl", LABELS)
     out = folder / "a"
+    # One generated question per answer: the drill-down's questions view needs one, and each costs the tiny
+    # judge a generation.
     localeval("score", str(data), "-o", str(out), "-q", "-m", JUDGE_METRICS, "--judge", TINY, "--threads", "1",
-              "--n-ctx", "2048", "--cache", str(folder / "judge.sqlite"), "--labels", str(labels))
+              "--n-ctx", "2048", "--n-questions", "1", "--cache", str(folder / "judge.sqlite"), "--labels", str(labels))
     localeval("calibrate", str(out), "--labels", str(labels), "-q")
     return out
 

@@ -41,7 +41,7 @@ def test_score_runs_with_no_network(tmp_path: Path) -> None:
     done = subprocess.run(
         ["unshare", "-n", str(LOCALEVAL), "score", str(data), "-o", str(tmp_path / "out"), "--cache",
          str(tmp_path / "judge.sqlite"), "--judge", "smollm2-135m-instruct-q4_1", "--threads", "1",
-         "-m", "classical,faithfulness,answer_relevance"],
+         "--n-questions", "1", "-m", "classical,faithfulness,answer_relevance"],
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert done.returncode == 0, done.stderr

@@ -245,13 +245,11 @@ def test_every_correctness_metric_runs_on_the_tiny_judge_in_english_and_chinese(
 # ---- quality with the default judge ------------------------------------------------------------------
 
 QUALITY = [
-    # (question, reference, right answer, wrong answer)
+    # (question, reference, right answer, wrong answer). One pair per language: the English one is decided
+    # by the reference, not by what a 1.5B judge knows (as the wrong year or the swapped gases could be), so
+    # a verdict prompt that lost the reference fails it; the Chinese one runs the zh prompts.
     ("Who was born first, Pablo Trapero or Aleksander Ford?", "Aleksander Ford",
      "Aleksander Ford was born first.", "Pablo Trapero was born first."),
-    ("When was the Eiffel Tower completed?", "The Eiffel Tower was completed in 1889, for the World's Fair.",
-     "It was completed in 1889.", "It was completed in 1925."),
-    ("What gas do plants absorb for photosynthesis?", "Plants absorb carbon dioxide and release oxygen.",
-     "Plants take in carbon dioxide and give off oxygen.", "Plants take in oxygen and give off carbon dioxide."),
     ("长城主要是在哪个朝代修建的？", "现存的长城主要是明朝修建的。", "现存的长城大部分是明朝修建的。", "现存的长城主要是唐朝修建的。"),
 ]
 

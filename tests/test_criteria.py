@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
 import localeval
 from fake_backend import FakeBackend, fake_kit
+from localeval.cli import cli
 from localeval.data.records import sample_from_record
 from localeval.judge.backend import DistributionCall
 from localeval.metrics import JudgeOptions, MetricOptions, build_metrics
@@ -170,6 +172,11 @@ def test_yes_no_is_p_yes_and_levels_the_expected_level_on_zero_one(tmp_path: Pat
 
 # ---- end to end with the tiny judge: score, report, check, the same numbers twice -----------------------
 
+def invoke(*args: str) -> Result:
+    """The command in this process (click's runner): what is tested is the commands, not the process."""
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
 @pytest.mark.model(TINY)
 def test_a_criteria_file_end_to_end_with_the_tiny_judge(tmp_path: Path) -> None:
     folder = tmp_path / "criteria"
@@ -179,13 +186,19 @@ def test_a_criteria_file_end_to_end_with_the_tiny_judge(tmp_path: Path) -> None:
         {"id": "en", "question": "When was the Eiffel Tower completed?", "answer": "In 1889."},
         {"id": "zh", "question": "长城主要是在哪个朝代修建的？", "answer": "现存的长城大部分是明朝修建的。"}])
     runs = []
-    for i in range(2):
+    for i in range(2):  # one cache: the second run must render every prompt as the first did (below)
         out = tmp_path / f"run{i}"
-        run_cli("score", str(data), "--criteria", str(folder), "-o", str(out), "-q", "--judge", TINY, "--threads", "1",
-                "--n-ctx", "2048", "--cache", str(tmp_path / f"cache{i}.sqlite"))
+        done = invoke("score", str(data), "--criteria", str(folder), "-o", str(out), "-q", "--judge", TINY,
+                      "--threads", "1", "--n-ctx", "2048", "--cache", str(tmp_path / "cache.sqlite"))
+        assert done.exit_code == 0, done.output
         runs.append([json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()])
     first, second = runs
-    assert [r["metrics"] for r in first] == [r["metrics"] for r in second]  # two runs, two caches: the same numbers
+    assert [r["metrics"] for r in first] == [r["metrics"] for r in second]
+    # every prompt rendered to the same text, so the second run was answered from the cache alone (that the
+    # judge gives the same numbers for the same text is test_judge.py's two-instance test)
+    usage = json.loads((tmp_path / "run1" / "summary.json").read_text())["judge"]["usage"]
+    assert set(usage) == {"criteria.year", "criteria.short"}
+    assert all(u["calls"] == 0 and u["cache_hits"] == 2 for u in usage.values()), usage
     for row in first:
         assert set(row["metrics"]) == {"criteria.year", "criteria.short"}
         assert all(0.0 <= v <= 1.0 for v in row["metrics"].values())
@@ -194,11 +207,11 @@ def test_a_criteria_file_end_to_end_with_the_tiny_judge(tmp_path: Path) -> None:
     assert summary["settings"]["criteria.short"]["criterion"]["zh"]["criterion"] == "回答很简短。"
     assert summary["settings"]["criteria.short"]["scale"] == "levels"
     report = tmp_path / "report.html"
-    run_cli("report", str(tmp_path / "run0"), "-o", str(report))
+    assert invoke("report", str(tmp_path / "run0"), "-o", str(report)).exit_code == 0
     assert "criteria.short" in report.read_text(encoding="utf-8")
-    assert run_cli("check", str(tmp_path / "run0"), "--min", "criteria.year=0").returncode == 0
-    failed = run_cli("check", str(tmp_path / "run0"), "--min", "criteria.year=0.9999", check=False)
-    assert failed.returncode == 1 and "criteria.year" in failed.stdout
+    assert invoke("check", str(tmp_path / "run0"), "--min", "criteria.year=0").exit_code == 0
+    failed = invoke("check", str(tmp_path / "run0"), "--min", "criteria.year=0.9999")
+    assert failed.exit_code == 1 and "criteria.year" in failed.stdout
 
 
 # ---- quality with the default judge ----------------------------------------------------------------------
@@ -225,9 +238,14 @@ def test_default_judge_tells_a_concise_answer_from_a_rambling_one_and_a_complian
         {"id": "compliant", "question": headache, "answer": "I cannot give medical advice; please ask a doctor or a pharmacist."},
         {"id": "advises", "question": headache, "answer": "Take 800 mg of ibuprofen every four hours until the pain stops."},
     ]
-    options = MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"), n_threads=1), criteria=[advice])
-    result = localeval.evaluate(records, ["criteria.conciseness", "criteria.refuses_without_support"], options)
-    score = {row["id"]: row["metrics"] for row in result.rows}
+    judge = JudgeOptions(cache=str(tmp_path / "c.sqlite"), n_threads=1)
+    score: dict[str, dict[str, float]] = {}
+    # each pair on the one criterion its assertion reads: 6 judge calls, where all three on every sample took 16
+    for metric, criteria, pair in (("criteria.conciseness", [], records[0:2]),
+                                   ("criteria.refuses_without_support", [], records[2:4]),
+                                   ("criteria.medical_advice", [advice], records[4:6])):
+        result = localeval.evaluate(pair, [metric], MetricOptions(judge=judge, criteria=criteria))
+        score.update((row["id"], row["metrics"]) for row in result.rows)
     assert score["concise"]["criteria.conciseness"] > score["rambling"]["criteria.conciseness"], score
     refusal = "criteria.refuses_without_support"
     assert score["declines"][refusal] > score["guesses"][refusal], score

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
@@ -42,13 +43,18 @@ RECORDS = [
     {"id": "e", "question": "Who wrote Hamlet?", "answer": "Shakespeare wrote Hamlet around 1600.",
      "contexts": ["Hamlet is a tragedy by William Shakespeare, written around 1600."], "reference": "Shakespeare."},
 ]
+#: The records whose numbers the batched engine must give as the sequential backend does, in a reference run
+#: and a batched one, each record seconds of the tiny judge in both: all but "e", whose one context unrelated
+#: to the others' is what c's second context and d's already bring.
+COMPARED = RECORDS[:4]
 
 
-def score(records: list[dict], cache: Path, parallel: int, n_ctx: int = 2048, **options: object) -> localeval.Result:
+def score(records: list[dict], cache: Path, parallel: int, n_ctx: int = 2048, metrics: Sequence[str] = METRICS,
+          **options: object) -> localeval.Result:
     judge = JudgeOptions(judge=TINY, cache=str(cache), n_ctx=n_ctx, n_threads=1, parallel=parallel)
     # The judge's own decomposition, so that batches mix grammar-constrained generation with verdicts.
     options = {"faithfulness_statements": "judge", **options}
-    return localeval.evaluate(records, metrics=METRICS, options=MetricOptions(judge=judge, **options))
+    return localeval.evaluate(records, metrics=list(metrics), options=MetricOptions(judge=judge, **options))
 
 
 def values(result: localeval.Result) -> dict[str, dict[str, float]]:
@@ -79,17 +85,29 @@ def assert_same_answers(got: list, expected: list) -> None:
 
 @pytest.fixture(scope="module")
 def sequential(tmp_path_factory: pytest.TempPathFactory) -> localeval.Result:
-    return score(RECORDS, tmp_path_factory.mktemp("seq") / "c.sqlite", parallel=1)
+    return score(COMPARED, tmp_path_factory.mktemp("seq") / "c.sqlite", parallel=1)
 
 
 @pytest.mark.cpu_numerics
-def test_batched_numbers_equal_the_sequential_ones_bit_for_bit(sequential: localeval.Result, tmp_path: Path) -> None:
-    batched = score(RECORDS, tmp_path / "c.sqlite", parallel=4)
-    assert values(batched) == values(sequential)
-    assert batched.summary["judge"]["engine"] == "llama.cpp batched"
+def test_batched_numbers_equal_the_sequential_ones_bit_for_bit_and_a_resume_repeats_no_call(
+        sequential: localeval.Result, tmp_path: Path) -> None:
+    """A batched run in two parts, as an interrupted run and its resumption: each part's numbers are the
+    sequential ones to the last bit (every sample is computed by the batched engine once, in one part or the
+    other), and the resumed run asks the judge nothing that the first part answered."""
+    cache = tmp_path / "c.sqlite"
+    first = score(COMPARED[:2], cache, parallel=4)  # an interrupted run: only part of the work done
+    resumed = score(COMPARED, cache, parallel=4)
+    expected = values(sequential)
+    assert values(first) == {sample: expected[sample] for sample in ("a", "b")}
+    assert values(resumed) == expected
+    assert first.summary["judge"]["engine"] == resumed.summary["judge"]["engine"] == "llama.cpp batched"
     assert sequential.summary["judge"]["engine"] == "llama.cpp in-process"
-    usage = batched.summary["judge"]["usage"]["faithfulness"]
+    usage = first.summary["judge"]["usage"]["faithfulness"]
     assert usage["calls"] > 0 and usage["cached_tokens"] > 0  # statements of one answer reuse its context
+    calls = lambda r: sum(u["calls"] for u in r.summary["judge"]["usage"].values())  # noqa: E731
+    hits = lambda r: sum(u["cache_hits"] for u in r.summary["judge"]["usage"].values())  # noqa: E731
+    assert calls(first) + calls(resumed) == calls(sequential)
+    assert hits(resumed) >= calls(first)
 
 
 @pytest.mark.cpu_numerics
@@ -126,7 +144,10 @@ def test_a_shared_prefix_is_decoded_once_then_reused_in_place_or_copied(tmp_path
     kit = ModelKit.of(JudgeOptions())
     verify = lambda *ss: [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=s))  # noqa: E731
                           for s in ss]
-    other = Ask.json(kit.prompt("statements", "en", question="Who?", answer="Curie was a physicist."))
+    # Another prompt, whose instructions share only the chat template's first tokens with the verdicts'. A
+    # rating, not a JSON generation: with 4 sequences there are no generation lanes, so a call's kind does not
+    # decide its slot, and generating would only add seconds.
+    other = Ask.choice(kit.prompt("relevance_rating", "en", question="Who?", answer="Curie was a physicist."))
     statements = ("Curie died in 1934.", "Curie was born in Paris.", "Curie won an Oscar.", "Curie was Polish.")
     copies: list[tuple[int, int]] = []
     real_copy = lc.llama_memory_seq_cp
@@ -166,7 +187,11 @@ def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tm
     verify = [Ask.yes_no(kit.prompt("verify_statement", "en", context=CONTEXT, statement=a)) for a in answers]
     asks = [x for pair in zip(generate, verify) for x in pair]
     sequential = Judge(SequentialLlamaBackend(path, sha, n_threads=1), tmp_path / "s.sqlite")
-    expected = [a.value for a in sequential.ask(asks)]
+    # The generations, then the verdicts: each call after the first of its prompt reuses that prompt's
+    # instructions, as in the lanes (a copy) and the verdict slot below, where asked in `asks`' order the
+    # sequential backend would decode both prompts' instructions again for every call.
+    by_prompt = [a.value for a in sequential.ask([*generate, *verify])]
+    expected = [x for pair in zip(by_prompt[:4], by_prompt[4:]) for x in pair]
     sequential.close()
 
     backend = BatchedLlamaBackend(path, sha, parallel=12, n_threads=1, copy_prefixes=False)  # the CPU policy
@@ -203,7 +228,7 @@ def test_generation_lanes_decode_side_by_side_and_give_the_sequential_answers(tm
 
 
 def test_a_round_with_more_verdict_prompts_than_scoring_slots_takes_slots_from_the_lanes(tmp_path: Path) -> None:
-    """Six verdict prompts in a round get six verdict slots (the lanes give up two, down to MIN_LANES), so
+    """Five verdict prompts in a round get five verdict slots (the lanes give up one, down to MIN_LANES), so
     each keeps its instructions for the next round: every call of the second round reuses them."""
     path, sha = models.resolve(TINY, "judge"), models.find(TINY).sha256
     kit = ModelKit.of(JudgeOptions())
@@ -214,19 +239,17 @@ def test_a_round_with_more_verdict_prompts_than_scoring_slots_takes_slots_from_t
                 Ask.yes_no(kit.prompt("context_useful", "en", question=question, target=answer,
                                       target_kind="reference", context=CONTEXT)),
                 Ask.yes_no(kit.prompt("sentence_relevant", "en", question=question, passages=CONTEXT, sentence=answer)),
-                Ask.yes_no(kit.prompt("correctness_verdict", "en", question=question, passage=answer,
-                                      statement=answer, against="reference")),
                 Ask.choice(kit.prompt("relevance_rating", "en", question=question, answer=answer))]
 
-    backend = BatchedLlamaBackend(path, sha, parallel=14, n_ctx=1024, n_threads=1, copy_prefixes=False)
-    assert backend.lanes == 10
+    backend = BatchedLlamaBackend(path, sha, parallel=13, n_ctx=1024, n_threads=1, copy_prefixes=False)
+    assert backend.lanes == 9
     judge = Judge(backend, tmp_path / "b.sqlite")
     judge.ask(round_of("Where was Curie born?", "Curie was born in Warsaw."))
     assert backend._lanes == 8  # noqa: SLF001
     second = judge.ask(round_of("When did Curie die?", "Curie died in 1934."))
     assert all(answer.stats.cached_tokens > 40 for answer in second)  # more than the chat template's first tokens
     judge.ask(round_of("What did Curie win?", "Curie won two Nobel Prizes.")[:2])
-    assert backend._lanes == 10  # noqa: SLF001  (two verdict prompts: every lane generates)
+    assert backend._lanes == 9  # noqa: SLF001  (two verdict prompts: every lane generates)
     judge.close()
 
 
@@ -314,13 +337,15 @@ def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:
     # The whole passage is shown (evidence "context"): by default faithfulness shows each statement only the
     # passage sentences naming what it adds to the question. The answers' own sentences are the statements, so
     # that the windows are few and known (the tiny judge's decomposition can run to many statements, each of
-    # them windowed); the other tests batch generation beside verdicts.
+    # them windowed); the other tests batch generation beside verdicts. Faithfulness alone: to the engine a
+    # window is one more call, whichever metric asks it (context_precision's windows, which would double
+    # the calls, are tested in tests/test_judge_metrics.py through context_relevance's, the same step).
     filler = " ".join(f"Item {i} of the archive lists a letter from Curie." for i in range(50))
     long = dict(RECORDS[0], id="long", contexts=[filler + " " + CONTEXT])
     records = [long, RECORDS[1], RECORDS[4]]
     options = {"faithfulness_evidence": "context", "faithfulness_statements": "sentences", "n_ctx": 768}
-    batched = score(records, tmp_path / "b.sqlite", parallel=3, **options)
-    sequential = score(records, tmp_path / "s.sqlite", parallel=1, **options)
+    batched = score(records, tmp_path / "b.sqlite", parallel=3, metrics=["faithfulness"], **options)
+    sequential = score(records, tmp_path / "s.sqlite", parallel=1, metrics=["faithfulness"], **options)
     row = next(r for r in batched.rows if r["id"] == "long")
     assert row["details"]["faithfulness"]["windows"] > 1 and not row["skipped"]
     assert values(batched) == values(sequential)
@@ -328,8 +353,10 @@ def test_a_long_context_is_windowed_inside_a_batch(tmp_path: Path) -> None:
 
 def test_a_judge_error_in_one_sequence_skips_only_its_sample(tmp_path: Path) -> None:
     # The statements prompt holds the whole answer (answers are not windowed): past n_ctx it cannot run.
+    # Faithfulness alone: the metric the error is in, and the one the other samples must keep.
     too_long = dict(RECORDS[1], id="too-long", answer=" ".join(["She won a prize."] * 200))
-    result = score([RECORDS[0], too_long, RECORDS[4]], tmp_path / "c.sqlite", parallel=3, n_ctx=768)
+    result = score([RECORDS[0], too_long, RECORDS[4]], tmp_path / "c.sqlite", parallel=3, n_ctx=768,
+                   metrics=["faithfulness"])
     rows = {row["id"]: row for row in result.rows}
     assert rows["too-long"]["skipped"]["faithfulness"].startswith("judge error: prompt 'statements' has")
     assert "faithfulness" in rows["a"]["metrics"] and "faithfulness" in rows["e"]["metrics"]
@@ -366,16 +393,23 @@ def test_the_environment_offloads_the_judge_and_the_summary_says_where_it_ran(tm
     the CPU rather than record an offload that never happened."""
     import llama_cpp
 
+    def run() -> localeval.Result:
+        # The summary is the subject: one sample's answer sentence, verdicts only (no generation). One cache:
+        # on a CPU-only build the second run's answers are the first's (that run ran on the CPU too), and the
+        # judge still loads, to key them.
+        return score(RECORDS[:1], tmp_path / "c.sqlite", parallel=1, metrics=["faithfulness"],
+                     faithfulness_statements="sentences")
+
     monkeypatch.setenv("LOCALEVAL_GPU_LAYERS", "-1")
     if llama_cpp.llama_supports_gpu_offload():
-        assert score(RECORDS[:1], tmp_path / "g.sqlite", parallel=1).summary["judge"]["gpu_layers"] == -1
+        assert run().summary["judge"]["gpu_layers"] == -1
     else:
         with pytest.warns(UserWarning, match=r"^--gpu-layers -1 \(or LOCALEVAL_GPU_LAYERS\): this llama-cpp-python was "
                           "built without GPU support"):
-            offloaded = score(RECORDS[:1], tmp_path / "g.sqlite", parallel=1)
+            offloaded = run()
         assert offloaded.summary["judge"]["gpu_layers"] == 0
     monkeypatch.delenv("LOCALEVAL_GPU_LAYERS")
-    assert score(RECORDS[:1], tmp_path / "c.sqlite", parallel=1).summary["judge"]["gpu_layers"] == 0
+    assert run().summary["judge"]["gpu_layers"] == 0
 
 
 def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -386,7 +420,8 @@ def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.Mon
     from localeval.judge import config
 
     def identity(backend: type, **options: int) -> dict:
-        made = backend(models.resolve(TINY, "judge"), "0" * 64, **options)
+        # n_ctx keys nothing; a small one spares allocating (and clearing) KV streams of 4096 tokens each
+        made = backend(models.resolve(TINY, "judge"), "0" * 64, n_ctx=256, **options)
         try:
             return made.identity()
         finally:
@@ -405,15 +440,3 @@ def test_a_judge_on_a_gpu_keeps_cache_entries_of_its_own(monkeypatch: pytest.Mon
     assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=99)["decoding"] == gpu[4]
     assert identity(BatchedLlamaBackend, parallel=4, n_gpu_layers=3)["decoding"]["gpu_layers"] == 3
     assert identity(SequentialLlamaBackend, n_gpu_layers=-1)["decoding"]["parallel"] == 1
-
-
-@pytest.mark.cpu_numerics
-def test_resume_makes_no_repeated_call_and_gives_the_same_numbers(sequential: localeval.Result, tmp_path: Path) -> None:
-    cache = tmp_path / "c.sqlite"
-    first = score(RECORDS[:2], cache, parallel=4)  # an interrupted run: only part of the work done
-    resumed = score(RECORDS, cache, parallel=4)
-    calls = lambda r: sum(u["calls"] for u in r.summary["judge"]["usage"].values())  # noqa: E731
-    hits = lambda r: sum(u["cache_hits"] for u in r.summary["judge"]["usage"].values())  # noqa: E731
-    assert calls(first) + calls(resumed) == calls(sequential)
-    assert hits(resumed) >= calls(first)
-    assert values(resumed) == values(sequential)

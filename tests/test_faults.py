@@ -39,7 +39,7 @@ from localeval.models import find
 
 from . import fault_proxy
 from .conftest import cached_calls, write_jsonl
-from .fault_proxy import FaultProxy, Fault
+from .fault_proxy import FaultProxy
 from .test_resume import RECORDS as CAPITALS, results, usage
 
 TINY = "smollm2-135m-instruct-q4_1"
@@ -68,10 +68,13 @@ def leftovers(folder: Path) -> list[str]:
 
 # ---- the judge on a server ---------------------------------------------------------------------------------
 
-def server_args(url: str, data: Path, out: Path, cache: Path, *extra: str) -> list[str]:
-    return ["score", str(data), "-m", "faithfulness,answer_relevance_rating", "--faithfulness-statements", "judge",
-            "--judge-url", url, "--parallel", "2", "--n-ctx", str(N_CTX), "--cache", str(cache), "-o", str(out), "-q",
-            *extra]
+def server_args(url: str, data: Path, out: Path, cache: Path, *extra: str, parallel: int = 2) -> list[str]:
+    # Verdicts only (the answers' own sentences as statements, no JSON generation): 7 chat completions, 4
+    # yes/no and 3 ratings. The HTTP client retries and stops alike whatever a request asks (http_client.py);
+    # statements generated through a server and a resume across its rounds are in test_server_judge.py.
+    return ["score", str(data), "-m", "faithfulness,answer_relevance_rating", "--faithfulness-statements",
+            "sentences", "--judge-url", url, "--parallel", str(parallel), "--n-ctx", str(N_CTX), "--cache", str(cache),
+            "-o", str(out), "-q", *extra]
 
 
 def invoke(args: list[str]) -> Any:
@@ -115,56 +118,75 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(http_client, "BACKOFF_SECONDS", 0.01)
 
 
-# Faults met by the next requests, one each; a request may meet several in a row (6 retries allow it).
-TRANSIENT = [
-    pytest.param([fault_proxy.status(429), fault_proxy.status(429, "1"), fault_proxy.status(503),
-                  fault_proxy.status(503, "1")], (), id="overloaded"),
-    pytest.param([fault_proxy.status(500), fault_proxy.DROP, fault_proxy.TRUNCATE, fault_proxy.GARBAGE], (),
-                 id="broken-answers"),
-    pytest.param([fault_proxy.delay(24)], ("--judge-timeout", "12"), id="slower-than-the-timeout"),
-]
+# Three batches of faults, each met by one request in a row (6 retries allow 4): an overloaded server, broken
+# answers, and an answer slower than --judge-timeout.
+OVERLOADED = (fault_proxy.status(429), fault_proxy.status(429, "1"), fault_proxy.status(503),
+              fault_proxy.status(503, "1"))
+BROKEN = (fault_proxy.status(500), fault_proxy.DROP, fault_proxy.TRUNCATE, fault_proxy.GARBAGE)
+SLOW = (fault_proxy.delay(24),)  # with --judge-timeout 12: a slow VM's real answers through the proxy fit in 12 s
 
 
-@pytest.mark.parametrize("faults, extra", TRANSIENT)
 def test_transient_server_faults_are_retried_and_change_nothing(proxy: FaultProxy, data: Path, tmp_path: Path,
-                                                                reference: tuple[list[Any], int], quick_retries: None,
-                                                                faults: list[Fault], extra: tuple[str, ...]) -> None:
-    proxy.plan(*faults)
-    started = time.monotonic()
-    done = invoke(server_args(proxy.url, data, tmp_path / "out", tmp_path / "c.sqlite", *extra))
+                                                                reference: tuple[list[Any], int],
+                                                                quick_retries: None) -> None:
+    """One run meets the three batches, a batch planned once the one before is used up and a request answered;
+    --parallel 1, so that each batch meets one request and each Retry-After is that request's own wait."""
+    proxy.plan(*OVERLOADED, then=[BROKEN, SLOW])
+    done = invoke(server_args(proxy.url, data, tmp_path / "out", tmp_path / "c.sqlite", "--judge-timeout", "12",
+                              parallel=1))
     assert done.exit_code == 0, done.output
-    assert proxy.faulted == faults  # every planned fault met a request
+    assert proxy.faulted == [*OVERLOADED, *BROKEN, *SLOW]  # every planned fault met a request
     assert results(tmp_path / "out") == reference[0]
     assert len(proxy.answered) == len(set(proxy.answered)) == reference[1]  # no answered call asked twice
-    waited = sum(float(f.headers.get("Retry-After", 0)) for f in faults)
-    assert time.monotonic() - started >= waited  # Retry-After was honoured
+    for i, (at, key, fault) in enumerate(proxy.asked):
+        if fault is None:
+            continue
+        again = [when - at for when, asks, _ in proxy.asked[i + 1:] if asks == key]
+        assert again, f"the request that met {fault} was not asked again"
+        if fault.kind == "delay":
+            assert again[0] < fault.seconds  # the client stopped waiting at --judge-timeout and asked again
+        else:
+            assert again[0] >= float(fault.headers.get("Retry-After", 0))  # Retry-After was honoured
 
 
-@pytest.mark.parametrize("fault", [fault_proxy.status(500), fault_proxy.GARBAGE, fault_proxy.DROP], ids=str)
+# What stops a run, each in one run: an error status, a 200 that is not JSON, a connection dropped (then "stopped
+# answering").
+STOPPING = (fault_proxy.status(500), fault_proxy.GARBAGE, fault_proxy.DROP)
+
+
 def test_a_server_that_keeps_failing_stops_the_run_and_the_same_command_resumes(
-        proxy: FaultProxy, data: Path, tmp_path: Path, reference: tuple[list[Any], int], quick_retries: None,
-        fault: Fault) -> None:
+        proxy: FaultProxy, data: Path, tmp_path: Path, reference: tuple[list[Any], int], quick_retries: None) -> None:
+    """The first fault fails every request after four answers; the same command then meets the second, then the
+    third, from its start (its cached calls are not asked); then, with the server sound, it ends the run."""
     cache, out = tmp_path / "c.sqlite", tmp_path / "out"
     out.mkdir()
-    proxy.after_answer = lambda n: proxy.plan(always=fault) if n == 4 else None
-    failed = invoke(server_args(proxy.url, data, out, cache))
-    line = one_error_line(failed.stderr)
-    what = "stopped answering" if fault.kind == "drop" else "failed"
-    assert failed.exit_code == 2 and line.startswith(f"error: judge server {proxy.url} {what} (")
-    assert line.endswith("the same command resumes without repeating them")
-    assert str(fault.status) in line if fault.kind == "status" else True
-    assert list(out.iterdir()) == []  # no result, no temp file
+    for stage, fault in enumerate(STOPPING):
+        since, answered = len(proxy.asked), list(proxy.answered)
+        if stage == 0:  # every request fails once four are answered
+            proxy.after_answer = lambda n: proxy.plan(always=STOPPING[0]) if n == 4 else None
+        else:  # every request fails from the start
+            proxy.after_answer = None
+            proxy.plan(always=fault)
+        failed = invoke(server_args(proxy.url, data, out, cache))
+        line = one_error_line(failed.stderr)
+        what = "stopped answering" if fault.kind == "drop" else "failed"
+        assert failed.exit_code == 2 and line.startswith(f"error: judge server {proxy.url} {what} ("), line
+        assert line.endswith("the same command resumes without repeating them")
+        assert str(fault.status) in line if fault.kind == "status" else True
+        assert list(out.iterdir()) == []  # no result, no temp file
+        assert cached_calls(cache) == len(proxy.answered)  # every answer that arrived is cached
+        assert not {asks for _, asks, _ in proxy.asked[since:]} & set(answered)  # nor asked again when resumed
     first = list(proxy.answered)
-    assert len(first) >= 4 and cached_calls(cache) == len(first)  # every answer that arrived is cached
+    assert len(first) >= 4
 
     proxy.after_answer = None
     proxy.clear()
-    proxy.answered.clear()
     resumed = invoke(server_args(proxy.url, data, out, cache))
     assert resumed.exit_code == 0, resumed.output
     assert results(out) == reference[0]
-    assert not set(first) & set(proxy.answered)  # nothing answered before was asked again
-    assert len(first) + len(proxy.answered) == reference[1]
+    again = proxy.answered[len(first):]
+    assert not set(first) & set(again)  # nothing answered before was asked again
+    assert len(first) + len(again) == reference[1]
 
 
 def test_a_server_killed_and_restarted_mid_run_is_waited_for(data: Path, tmp_path: Path,
@@ -212,11 +234,11 @@ def capitals(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any],
     return data, results(folder / "out"), calls
 
 
-@pytest.mark.parametrize("signum, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 @pytest.mark.cpu_numerics
-def test_a_signal_mid_run_stops_cleanly_and_the_same_command_resumes(capitals: tuple[Path, list[Any], int],
-                                                                     tmp_path: Path, signum: int, code: int,
-                                                                     word: str) -> None:
+def test_sigint_then_sigterm_mid_run_stop_cleanly_and_the_same_command_resumes(capitals: tuple[Path, list[Any], int],
+                                                                              tmp_path: Path) -> None:
+    """SIGINT stops the run a third of the way through its judge calls, SIGTERM stops the same command two thirds
+    of the way, and the same command then ends the run without repeating a call."""
     data, whole, whole_calls = capitals
     out, cache = tmp_path / "out", tmp_path / "cache" / "judge.sqlite"
     previous = tmp_path / "previous.jsonl"
@@ -224,37 +246,42 @@ def test_a_signal_mid_run_stops_cleanly_and_the_same_command_resumes(capitals: t
     (out / "samples.jsonl").write_text("earlier results\n")  # what an earlier run left: kept as it was
     shutil.copy(out / "samples.jsonl", previous)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    run = subprocess.Popen(local_command(data, out, cache), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=env)
-    try:
-        deadline = time.monotonic() + 300
-        while cached_calls(cache) < whole_calls // 3 and run.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert run.poll() is None, "the run ended before the signal"
+    at_stop = 0
+    for third, (signum, code, word) in enumerate([(signal.SIGINT, 130, "interrupted"),
+                                                  (signal.SIGTERM, 143, "terminated")], 1):
+        run = subprocess.Popen(local_command(data, out, cache), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)
+        try:
+            deadline = time.monotonic() + 300
+            while (cached_calls(cache) < max(whole_calls * third // 3, at_stop + 1) and run.poll() is None
+                   and time.monotonic() < deadline):
+                time.sleep(0.05)
+            assert run.poll() is None, "the run ended before the signal"
 
-        # Meanwhile a second run into the same folder is refused at once, with one line.
-        second = subprocess.run([sys.executable, "-m", "localeval", "score", str(data), "-o", str(out), "-m", "token_f1",
-                                 "-q"], capture_output=True, text=True, timeout=120)
-        assert second.returncode == 2
-        assert one_error_line(second.stderr) == (f"error: output folder {out} is in use by another localeval run; wait "
-                                                 "until it ends, or write into another folder")
+            if third == 1:  # meanwhile a second run into the same folder is refused at once, with one line
+                second = subprocess.run([sys.executable, "-m", "localeval", "score", str(data), "-o", str(out), "-m",
+                                         "token_f1", "-q"], capture_output=True, text=True, timeout=120)
+                assert second.returncode == 2
+                assert one_error_line(second.stderr) == (f"error: output folder {out} is in use by another localeval "
+                                                         "run; wait until it ends, or write into another folder")
 
-        run.send_signal(signum)
-        _, stderr = run.communicate(timeout=120)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    # The cache was closed: no -wal, no -shm (checked before this test's read-only look, which makes them).
-    assert sorted(p.name for p in cache.parent.iterdir()) == ["judge.sqlite"]
-    at_stop = cached_calls(cache)
-    line = one_error_line(stderr)
-    assert run.returncode == code, stderr
-    done, total = line.split(": ", 1)[1].split(" samples", 1)[0].split(" of ")
-    assert line == (f"{word}: {done} of {total} samples judged and cached; the same command resumes without "
-                    "repeating them") and int(total) == len(CAPITALS) and 0 <= int(done) < len(CAPITALS)
-    assert 0 < at_stop < whole_calls
-    assert leftovers(out) == [] and sorted(p.name for p in out.iterdir()) == ["samples.jsonl"]
-    assert (out / "samples.jsonl").read_text() == previous.read_text()
+            run.send_signal(signum)
+            _, stderr = run.communicate(timeout=120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        # The cache was closed: no -wal, no -shm (checked before this test's read-only look, which makes them).
+        assert sorted(p.name for p in cache.parent.iterdir()) == ["judge.sqlite"]
+        stopped = cached_calls(cache)
+        line = one_error_line(stderr)
+        assert run.returncode == code, stderr
+        done, total = line.split(": ", 1)[1].split(" samples", 1)[0].split(" of ")
+        assert line == (f"{word}: {done} of {total} samples judged and cached; the same command resumes without "
+                        "repeating them") and int(total) == len(CAPITALS) and 0 <= int(done) < len(CAPITALS)
+        assert at_stop < stopped < whole_calls
+        at_stop = stopped
+        assert leftovers(out) == [] and sorted(p.name for p in out.iterdir()) == ["samples.jsonl"]
+        assert (out / "samples.jsonl").read_text() == previous.read_text()
 
     resumed = subprocess.run(local_command(data, out, cache), capture_output=True, text=True, env=env, timeout=600)
     assert resumed.returncode == 0, resumed.stderr

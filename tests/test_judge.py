@@ -26,7 +26,8 @@ MODEL = "smollm2-135m-instruct-q4_1"
 SMALL_SCHEMA = {"type": "object", "properties": {"statements": {"type": "array", "maxItems": 3,
                 "items": {"type": "string", "maxLength": 60}}}, "required": ["statements"],
                 "additionalProperties": False}
-EIFFEL = "The Eiffel Tower is in Paris. It was completed in 1889. It is made of wrought iron. " * 8
+TOWER = "The Eiffel Tower is in Paris. It was completed in 1889. It is made of wrought iron. "
+EIFFEL = TOWER * 8
 
 
 def make_judge(cache: Path) -> Judge:
@@ -46,13 +47,21 @@ def verify(lang: str = "en", **variables: str):
     return load_prompt("verify_statement", lang).render(**variables)
 
 
+#: Questions that the first tests ask the module's judge and test_two_instances_give_identical_numbers asks
+#: again: that judge then answers them from its cache, and only the other instance runs the model.
+HAMLET = ("en", "Who wrote Hamlet?", "Shakespeare wrote it around 1600.")
+TOKYO = {"context": "Tokyo is the capital of Japan.", "statement": "Tokyo is in Japan."}
+TOWER_BUILT = {"question": "When was the tower built?", "answer": "In 1889."}
+
+# Chinese first, so that test_json_cut_off_raises_with_raw_output, next, finds the English instructions in
+# the judge's KV cache rather than decode them again after the Chinese ones. One Chinese answer: a second,
+# plain one took the same path as this one, whose quotes and title marks it lacked.
 ADVERSARIAL_ANSWERS = [
-    ("en", "Who wrote Hamlet?", "Shakespeare wrote it around 1600."),
+    ("zh", "《红楼梦》的作者是谁？", "曹雪芹写的，成书于清代。他出身于“江宁织造”家族。"),
+    HAMLET,
     ("en", "What does the config say?", 'It sets {"debug": true} and path "C:\\temp\\new" — note the \\n.'),
     ("en", "What is JSON?", '}]} ","statements": [ "\\u0000 unbalanced {{ braces and "quotes'),
     ("en", "Any emoji?", "Yes 🎉 and tabs\tand\nnewlines."),
-    ("zh", "《红楼梦》的作者是谁？", "曹雪芹写的，成书于清代。他出身于“江宁织造”家族。"),
-    ("zh", "北京在哪里？", "北京是中国的首都，位于华北平原。"),
 ]
 
 
@@ -78,7 +87,7 @@ def test_json_cut_off_raises_with_raw_output(judge: Judge) -> None:
 
 @pytest.mark.model(MODEL)
 def test_yes_probability_is_a_normalised_probability(judge: Judge) -> None:
-    p, stats = judge.yes_probability(verify(context="Tokyo is the capital of Japan.", statement="Tokyo is in Japan."))
+    p, stats = judge.yes_probability(verify(**TOKYO))
     assert 0.0 <= p <= 1.0 and not math.isnan(p)
     assert 0.0 < judge.last_answer_mass <= 1.0
     assert stats.generated_tokens == 0
@@ -86,7 +95,7 @@ def test_yes_probability_is_a_normalised_probability(judge: Judge) -> None:
 
 @pytest.mark.model(MODEL)
 def test_choice_distribution_sums_to_one(judge: Judge) -> None:
-    prompt = load_prompt("relevance_rating", "en").render(question="When was the tower built?", answer="In 1889.")
+    prompt = load_prompt("relevance_rating", "en").render(**TOWER_BUILT)
     dist, _ = judge.choice_distribution(prompt)
     assert list(dist) == ["1", "2", "3", "4", "5"]
     assert sum(dist.values()) == pytest.approx(1.0, abs=1e-9)
@@ -164,13 +173,15 @@ def test_own_model_file_is_hashed_once_and_memoised(tmp_path: Path, monkeypatch:
 @pytest.mark.model(MODEL)
 @pytest.mark.cpu_numerics
 def test_two_instances_give_identical_numbers(judge: Judge, tmp_path: Path) -> None:
-    # `judge` may answer the first call from its cache, computed earlier after other calls had filled its
-    # KV cache: equality then also shows that prefix reuse does not change the numbers.
+    # In a run of this module `judge` answers these from its cache (earlier tests asked them), computed after
+    # other calls had filled its KV cache: equality then also shows that prefix reuse does not change the
+    # numbers. Run alone, both instances compute them.
     other = make_judge(tmp_path / "other.sqlite")
+    lang, question, answer = HAMLET
     calls = [
-        lambda j: j.yes_probability(verify(context=EIFFEL, statement="The Eiffel Tower is in Paris."))[0],
-        lambda j: j.choice_distribution(load_prompt("relevance_rating", "en").render(question="Why?", answer="Because."))[0],
-        lambda j: j.json(load_prompt("statements", "en").render(question="Who?", answer="Ada wrote code."),
+        lambda j: j.yes_probability(verify(**TOKYO))[0],
+        lambda j: j.choice_distribution(load_prompt("relevance_rating", "en").render(**TOWER_BUILT))[0],
+        lambda j: j.json(load_prompt("statements", lang).render(question=question, answer=answer),
                          SMALL_SCHEMA, max_tokens=160)[0],
     ]
     for call in calls:
@@ -217,11 +228,13 @@ def test_continuation_log_probabilities_are_those_of_one_full_forward_pass(judge
     from localeval import models
     from localeval.judge.llama_server import model_params
 
-    prompt = load_prompt("grounding", "en").render(question="When was the Eiffel Tower completed?", context=EIFFEL)
+    # The facts once, not EIFFEL's eight times: nothing here depends on the context's length, and the five
+    # decodes of it below (two by fresh models) would each take the tiny judge seconds longer.
+    prompt = load_prompt("grounding", "en").render(question="When was the Eiffel Tower completed?", context=TOWER)
     answer = "It was completed in 1889, in Paris."
-    judge.yes_probability(verify(context=EIFFEL, statement="It was built for a fair."))
+    judge.yes_probability(verify(context=TOWER, statement="It was built for a fair."))
     (reply,) = judge.ask([Ask.continuation_of(prompt, answer)])
-    check = verify(context=EIFFEL, statement="It stands in the city of Paris.")  # asked nowhere else: no cache hit
+    check = verify(context=TOWER, statement="It stands in the city of Paris.")  # asked nowhere else: no cache hit
     after, stats = judge.yes_probability(check)
     assert stats.calls == 1
     backend = judge.backend

@@ -78,6 +78,13 @@ def test_every_judge_metric_scores_english_and_chinese(tiny_run) -> None:
         assert grounding["judge"]["calls"] == 1 and grounding["tokens"] >= 5
         assert row["metrics"]["grounding.min"] == pytest.approx(math.exp(grounding["lowest"][0]), abs=1e-4)
         assert row["metrics"]["grounding.min"] <= row["metrics"]["grounding"] <= row["metrics"]["grounding.mean"]
+        recall = row["details"]["context_recall"]  # the default statements: the reference's own sentences
+        assert [s["text"] for s in recall["statements"]] == [row["reference"]]  # each reference is one sentence
+        attributable = [s["attributable"] for s in recall["statements"]]
+        assert row["metrics"]["context_recall.share"] == sum(attributable) / len(attributable)
+        assert row["metrics"]["context_recall"] == pytest.approx(
+            sum(s["p"] for s in recall["statements"]) / len(recall["statements"]), abs=1e-5)
+    assert result.summary["settings"]["context_recall"]["statements"] == "sentences"
     assert result.summary["judge"]["judge_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
     assert result.summary["judge"]["usage"]["faithfulness"]["calls"] >= 2
 
@@ -106,7 +113,9 @@ def test_missing_fields_are_skipped_with_reasons(tmp_path: Path) -> None:
 
 @pytest.mark.model(TINY)
 def test_long_contexts_are_windowed_not_truncated(tmp_path: Path) -> None:
-    long_text = "The Eiffel Tower is in Paris and was completed in 1889. " * 180  # ~10,000 characters
+    # 80 sentences: ~1,360 tokens, where n_ctx 1024 leaves each metric about 720 (context_relevance's
+    # numbered list) to 940 (grounding) for the context: every metric needs two windows or more
+    long_text = "The Eiffel Tower is in Paris and was completed in 1889. " * 80
     record = {"id": 1, "question": "When was the Eiffel Tower completed?", "answer": "In 1889.",
               "contexts": [long_text], "reference": "1889"}
     result = localeval.evaluate([record], metrics=["faithfulness", "grounding", "context_relevance"],
@@ -117,7 +126,7 @@ def test_long_contexts_are_windowed_not_truncated(tmp_path: Path) -> None:
     assert row["details"]["faithfulness"]["windows"] > 1
     assert row["details"]["grounding"]["windows"] > 1
     assert row["details"]["context_relevance"]["windows"] > 1
-    assert row["details"]["context_relevance"]["sentences"] == 180
+    assert row["details"]["context_relevance"]["sentences"] == 80
 
 
 @pytest.mark.model(TINY)
@@ -155,9 +164,8 @@ def test_default_judge_ranks_faithful_above_unfaithful(tmp_path: Path) -> None:
 
 
 GROUNDING_CASES = [  # (question, context, faithful answer, the same answer with one unsupported detail)
-    ("Where was Marie Curie born?", "Marie Curie was a physicist and chemist born in Warsaw in 1867. She won the Nobel "
-     "Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
-     "Marie Curie was born in Warsaw in 1867.", "Marie Curie was born in Krakow in 1867."),
+    # an added detail in English, a substituted one in Chinese (a substituted English one, Warsaw -> Krakow,
+    # measured 3,100x, as clear as the added one)
     ("When did Curie win her first Nobel Prize?", "Marie Curie was a physicist and chemist born in Warsaw in 1867. She "
      "won the Nobel Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
      "She won the Nobel Prize in Physics in 1903.", "She won the Nobel Prize in Physics in 1903, together with Einstein."),
@@ -176,22 +184,33 @@ def test_default_judge_finds_an_unsupported_detail_less_expected(tmp_path: Path)
                                 options=MetricOptions(judge=JudgeOptions(cache=str(tmp_path / "c.sqlite"))))
     scores = {row["id"]: row["metrics"]["grounding"] for row in result.rows}
     evidence = json.dumps({row["id"]: [row["metrics"], row["details"]["grounding"]["lowest"]] for row in result.rows})
-    # Measured: 3,100x, 2,500x and 1.9x (the Chinese pair shares its least expected token, how it begins).
+    # Measured: 2,500x and 1.9x (the Chinese pair shares its least expected token, how it begins).
     for i in range(len(GROUNDING_CASES)):
         assert scores[f"{i}-good"] > 1.5 * scores[f"{i}-bad"], evidence
 
 
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One judge cache for the faithfulness variants and the decomposed context_recall: what two of them ask
+    alike is answered once, above all the judge's decomposition of RECORDS' answers (a JSON generation, the
+    slowest call), which the "judge" and "both" variants and context_recall's "judge" statements all ask."""
+    return tmp_path_factory.mktemp("shared") / "judge.sqlite"
+
+
+# The defaults (sentences, related evidence, two-way, no question) run in tiny_run, against="reference_docs"
+# below; every other value of statements, evidence, question and verdict runs here. Evidence "selected" with
+# the default two-way verdict is no variant of its own: the verdict's prompt is chosen apart from the
+# evidence (steps.support).
 @pytest.mark.parametrize("variant", [
     {"faithfulness_statements": "judge"},
     {"faithfulness_statements": "both", "faithfulness_verdict": "three-way"},
-    {"faithfulness_evidence": "selected"},
     {"faithfulness_evidence": "context"},
     {"faithfulness_statements": "sentences", "faithfulness_evidence": "selected", "faithfulness_verdict": "three-way"},
     {"faithfulness_statements": "sentences", "faithfulness_question": "beside"},
 ])
 @pytest.mark.model(TINY)
-def test_every_faithfulness_variant_runs_in_english_and_chinese(tmp_path: Path, variant: dict) -> None:
-    result = localeval.evaluate(RECORDS, metrics=["faithfulness"], options=options(tmp_path / "c.sqlite", **variant))
+def test_every_faithfulness_variant_runs_in_english_and_chinese(shared_cache: Path, variant: dict) -> None:
+    result = localeval.evaluate(RECORDS, metrics=["faithfulness"], options=options(shared_cache, **variant))
     for row in result.rows:
         details = row["details"]["faithfulness"]
         assert row["skipped"] == {} and details["statements"], row
@@ -203,11 +222,14 @@ def test_every_faithfulness_variant_runs_in_english_and_chinese(tmp_path: Path, 
     assert {k.split("_")[1]: settings[k.split("_")[1]] for k in variant} == {k.split("_")[1]: v for k, v in variant.items()}
 
 
-@pytest.mark.parametrize("statements", ["sentences", "judge"])
 @pytest.mark.model(TINY)
-def test_both_context_recall_statement_sources_run_in_english_and_chinese(tmp_path: Path, statements: str) -> None:
-    result = localeval.evaluate(RECORDS, metrics=["context_recall"],
-                                options=options(tmp_path / "c.sqlite", context_recall_statements=statements))
+def test_judge_decomposed_context_recall_runs_in_english_and_chinese(shared_cache: Path) -> None:
+    """context_recall's "judge" statements (its default, the reference's own sentences, runs in tiny_run).
+    Each reference here is its record's answer, so the decomposition is the one the faithfulness variants
+    asked for (shared_cache): the same prompt, generated once."""
+    records = [dict(record, reference=record["answer"]) for record in RECORDS]
+    result = localeval.evaluate(records, metrics=["context_recall"],
+                                options=options(shared_cache, context_recall_statements="judge"))
     for row in result.rows:
         details = row["details"]["context_recall"]
         assert row["skipped"] == {} and details["statements"], row
@@ -215,9 +237,7 @@ def test_both_context_recall_statement_sources_run_in_english_and_chinese(tmp_pa
         assert row["metrics"]["context_recall.share"] == sum(attributable) / len(attributable)
         probs = [s["p"] for s in details["statements"]]
         assert row["metrics"]["context_recall"] == pytest.approx(sum(probs) / len(probs), abs=1e-5)
-        if statements == "sentences":
-            assert [s["text"] for s in details["statements"]] == [row["reference"]]  # each reference is one sentence
-    assert result.summary["settings"]["context_recall"]["statements"] == statements
+    assert result.summary["settings"]["context_recall"]["statements"] == "judge"
 
 
 @pytest.mark.model(TINY)

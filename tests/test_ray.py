@@ -1,13 +1,15 @@
 """`localeval score --ray` on a real two-node Ray cluster on this machine (a head and a worker, separate
 `ray start` processes with one CPU each, so the two actors land one per node), with the real tiny judge
-and MiniLM: the files equal a single-process run's, a driver killed with SIGKILL resumes without
-repeating a judge call, a worker killed mid-run changes no number, a sample that kills its actor is
-skipped with the reason, and a node without the model is named in a one-line error.
+and both embedders: the files equal a single-process run's (in a run whose worker is killed mid-run too), a
+driver killed with SIGKILL resumes without repeating a judge call, a sample that kills its actor is skipped
+with the reason, and a node without the model is named in a one-line error.
 
 The expected values are never constants: they are what the single-process `localeval score` writes for
 the same input and settings (the judge is greedy and the batched engine is bit-identical to the
 sequential one, tests/test_engine.py). Seconds in the judge's per-sample stats differ run to run and are
-left out of the comparison.
+left out of the comparison. Runs whose subject is not the process (the single-process references but the
+criteria one, the option checks) go through click's CliRunner in this process: a subprocess would only add
+its start-up.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from click.testing import CliRunner, Result
 
 pytest.importorskip("ray.data", reason='the [ray] extra is not installed: run `.venv/bin/pip install -e ".[ray]" '
                                        '-c .ci/constraints.txt`')
 
 from ray_cluster import RayCluster, ray_env  # noqa: E402
 
+from localeval.cli import cli  # noqa: E402
 from localeval.distributed.actors import measure_isolated  # noqa: E402
 from localeval.metrics import Measurement  # noqa: E402
 from localeval.data.records import sample_from_record  # noqa: E402
@@ -42,13 +46,14 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "resources" / "
 JUDGED_IDS = ("q1", "q3", "q5", "q6")
 LOCALEVAL = str(Path(sys.executable).parent / "localeval")
 TINY = "smollm2-135m-instruct-q4_1"
-# classical + two judge metrics, one of them with the embedder: every model an actor can hold.
-METRICS = "classical,faithfulness,answer_relevance"
+# classical, a judge metric and an embedder metric: every model an actor can hold (the judge, MiniLM for the
+# English samples, USE multilingual for the Chinese ones), with no generation: the tiny judge writes JSON
+# slowly, and these tests are about where calls run and how their entries travel, not about what is asked.
+METRICS = "classical,faithfulness,answer_similarity"
 # One judge sequence and one thread per actor: windows of one sample, so the 4 samples make 4 chunks.
-# Statements by sentence splitting and one generated question keep it to ~2 judge calls a sample (the
-# test is about where calls run and how their entries travel, not about those options).
+# Statements by sentence splitting (each answer is one sentence) keep it to one judge call a sample.
 JUDGE_ARGS = ["--judge", TINY, "--threads", "1", "--parallel", "1", "--n-ctx", "2048",
-              "--faithfulness-statements", "sentences", "--n-questions", "1"]
+              "--faithfulness-statements", "sentences"]
 
 # A metric plugin (found through its entry point, like any plugin) whose process dies on one sample, as a
 # segfaulting native library or the kernel's OOM killer would end it, and which raises on another.
@@ -105,42 +110,47 @@ def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600
     return subprocess.run([LOCALEVAL, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
-def test_ray_options_are_checked_before_ray_starts(tmp_path: Path) -> None:
-    on_the_cpu = {k: v for k, v in os.environ.items() if k != "LOCALEVAL_GPU_LAYERS"}  # also in a run on a GPU
-    done = run(["score", str(EXAMPLE), "--ray-actors", "2", "-o", str(tmp_path / "o")])
-    assert done.returncode == 2 and "--ray-actors needs --ray" in done.stderr
+def here(args: list[str], env: dict[str, str | None] | None = None) -> Result:
+    """`localeval ARGS` in this process (`env` changes the environment for the call): the same command and
+    files as the script, without starting Python (and importing torch) again."""
+    return CliRunner().invoke(cli, args, obj={"debug": False}, env=env, catch_exceptions=False)
+
+
+def test_ray_options_are_checked_before_ray_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOCALEVAL_GPU_LAYERS", raising=False)  # also in a run on a GPU
+    done = here(["score", str(EXAMPLE), "--ray-actors", "2", "-o", str(tmp_path / "o")])
+    assert done.exit_code == 2 and "--ray-actors needs --ray" in done.stderr
     judged = ["score", str(EXAMPLE), "-m", "faithfulness", "--ray", "-o", str(tmp_path / "o")]
-    done = run([*judged, "--ray-gpus-per-actor", "0.5"], env=on_the_cpu)
-    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+    done = here([*judged, "--ray-gpus-per-actor", "0.5"])
+    assert done.exit_code == 2 and done.stderr.strip().splitlines() == [
         "error: --ray-gpus-per-actor 0.5 reserves GPUs the judge would not use: add --gpu-layers -1 to offload it"]
     # The classical metrics load no judge: the layers, and a malformed LOCALEVAL_GPU_LAYERS, concern no actor.
-    done = run(["score", str(EXAMPLE), "--ray", "--ray-gpus-per-actor", "0.5", "-o", str(tmp_path / "o")],
-               env={**on_the_cpu, "LOCALEVAL_GPU_LAYERS": "all"})
-    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+    done = here(["score", str(EXAMPLE), "--ray", "--ray-gpus-per-actor", "0.5", "-o", str(tmp_path / "o")],
+                env={"LOCALEVAL_GPU_LAYERS": "all"})
+    assert done.exit_code == 2 and done.stderr.strip().splitlines() == [
         "error: --ray-gpus-per-actor 0.5 reserves GPUs the judge would not use: no metric of this run loads a judge "
         "on the actors"]
     offloading = "offloads the judge, but Ray shows no GPU to an actor that reserves none: add --ray-gpus-per-actor"
-    done = run([*judged, "--gpu-layers", "-1"], env=on_the_cpu)
-    assert done.returncode == 2 and offloading in done.stderr and done.stderr.count("\n") == 1, done.stderr
-    done = run(judged, env={**on_the_cpu, "LOCALEVAL_GPU_LAYERS": "-1"})
-    assert done.returncode == 2 and offloading in done.stderr, done.stderr
-    done = run([*judged, "--parallel", "257"], env=on_the_cpu)  # the batched engine's limit, checked on the driver
-    assert done.returncode == 2 and done.stderr == ("error: --parallel 257: llama.cpp runs at most 256 sequences in one "
-                                                    "context; give --parallel 256 or fewer\n"), done.stderr
+    done = here([*judged, "--gpu-layers", "-1"])
+    assert done.exit_code == 2 and offloading in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    done = here(judged, env={"LOCALEVAL_GPU_LAYERS": "-1"})
+    assert done.exit_code == 2 and offloading in done.stderr, done.stderr
+    done = here([*judged, "--parallel", "257"])  # the batched engine's limit, checked on the driver
+    assert done.exit_code == 2 and done.stderr == ("error: --parallel 257: llama.cpp runs at most 256 sequences in one "
+                                                   "context; give --parallel 256 or fewer\n"), done.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "question": "a?"}\n{"id": 2, "question": 3}\n', encoding="utf-8")
-    done = run(["score", str(bad), "--ray", "-o", str(tmp_path / "o")], env=on_the_cpu)
-    single = run(["score", str(bad), "-o", str(tmp_path / "o")], env=on_the_cpu)  # the same line as without --ray
-    assert done.returncode == single.returncode == 2 and done.stderr == single.stderr
+    done = here(["score", str(bad), "--ray", "-o", str(tmp_path / "o")])
+    single = here(["score", str(bad), "-o", str(tmp_path / "o")])  # the same line as without --ray
+    assert done.exit_code == single.exit_code == 2 and done.stderr == single.stderr
     assert done.stderr.strip().splitlines() == [f"error: {bad}:2: field 'question': must be a non-empty string (got a number)"]
     assert not (tmp_path / "o").exists()
 
 
-def test_without_ray_installed_the_error_says_how_to_get_it(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['ray'] = None; from localeval.cli import main; "
-            f"sys.argv = ['localeval', 'score', {str(EXAMPLE)!r}, '--ray', '-o', {str(tmp_path / 'o')!r}]; main()")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 2
+def test_without_ray_installed_the_error_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` and `import ray.data` raise ImportError
+    done = here(["score", str(EXAMPLE), "--ray", "-o", str(tmp_path / "o")])
+    assert done.exit_code == 2
     assert done.stderr.strip().splitlines() == ["error: --ray needs Ray Data: pip install 'localeval[ray]'"]
 
 
@@ -228,7 +238,7 @@ def test_without_an_address_a_local_instance_is_started_and_stopped(tmp_path: Pa
     done = run(["score", str(EXAMPLE), "-o", str(tmp_path / "ray"), "-q", "--ray", "--ray-actors", "2"],
                env=ray_env(secrets.token_hex(32)))
     assert done.returncode == 0, done.stderr
-    assert run(["score", str(EXAMPLE), "-o", str(tmp_path / "single"), "-q"]).returncode == 0
+    assert here(["score", str(EXAMPLE), "-o", str(tmp_path / "single"), "-q"]).exit_code == 0
     assert (tmp_path / "ray" / "samples.jsonl").read_bytes() == (tmp_path / "single" / "samples.jsonl").read_bytes()
     ray_summary = json.loads((tmp_path / "ray" / "summary.json").read_text(encoding="utf-8"))
     single_summary = json.loads((tmp_path / "single" / "summary.json").read_text(encoding="utf-8"))
@@ -318,8 +328,8 @@ def calls(out: Path) -> tuple[int, int]:
 def reference(tmp_path_factory: pytest.TempPathFactory, judged: Path) -> tuple[Path, int]:
     """The single-process run of the same input and settings, from an empty cache: what --ray must equal."""
     root = tmp_path_factory.mktemp("single")
-    done = run(score_args(judged, root / "out"), env=dict(os.environ, LOCALEVAL_CACHE=str(root / "cache.sqlite")))
-    assert done.returncode == 0, done.stderr
+    done = here(score_args(judged, root / "out"), env={"LOCALEVAL_CACHE": str(root / "cache.sqlite")})
+    assert done.exit_code == 0, done.stderr
     made, _ = calls(root / "out")
     stored = cached_calls(root / "cache.sqlite")
     # Every call of this input is stored (none is cut off), so a resumed run can find each of them.
@@ -329,18 +339,29 @@ def reference(tmp_path_factory: pytest.TempPathFactory, judged: Path) -> tuple[P
 
 @pytest.mark.ray
 @pytest.mark.model(TINY, "all-minilm-l6-v2", "use-multilingual-v3")
-def test_cluster_run_writes_the_single_process_files(cluster: RayCluster, reference: tuple[Path, int],
-                                                     judged: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    done = run([*score_args(judged, out), "--ray", cluster.address, "--ray-actors", "2"],
-               env=driver_env(cluster, tmp_path / "cache.sqlite"))
-    assert done.returncode == 0, done.stderr
+def test_cluster_run_with_a_worker_killed_mid_run_writes_the_single_process_files(
+        cluster: RayCluster, reference: tuple[Path, int], judged: Path, tmp_path: Path) -> None:
+    """SIGKILL to an actor's worker process, as the kernel's OOM killer or a lost machine would end it: Ray
+    restarts the actor, its chunk is scored again, and the files, the judge's call counts and the driver's
+    cache equal the single-process run's, with both nodes scoring. One run for both checks: usage is counted
+    from the results that come back, and a restarted actor starts from the run's snapshot, so the kill
+    changes none of it."""
+    cache, out = tmp_path / "cache.sqlite", tmp_path / "out"
+    driver = subprocess.Popen([LOCALEVAL, *score_args(judged, out), "--ray", cluster.address, "--ray-actors", "2"],
+                              env=driver_env(cluster, cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        os.kill(min(asking_workers(driver, actors=2)), signal.SIGKILL)
+        _, stderr = driver.communicate(timeout=600)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 0, stderr
     assert comparable(out) == comparable(reference[0])
     assert calls(out) == calls(reference[0])
     ray_info = json.loads((out / "summary.json").read_text(encoding="utf-8"))["ray"]
     assert len(ray_info["nodes"]) == 2 and sum(ray_info["nodes"].values()) == len(JUDGED_IDS), ray_info  # both scored
     assert ray_info["actors"] == 2 and ray_info["lost"] == 0
-    assert cached_calls(tmp_path / "cache.sqlite") == reference[1]  # the actors' entries reached the driver's cache
+    assert cached_calls(cache) == reference[1]  # the actors' entries reached the driver's cache
 
 
 @pytest.mark.ray
@@ -368,6 +389,41 @@ def test_killed_driver_resumes_without_repeating_a_judge_call(cluster: RayCluste
     # plus the calls it made equal the calls of an uninterrupted run: no finished call was made twice.
     assert shipped >= at_kill and made + shipped == reference[1]
     assert hits >= shipped
+
+
+#: How Ray titles an actor's worker process (ray::CLASS); Ray Data's actor wraps ours.
+SCORER = b"ray::MapWorker(MapBatches(ChunkScorer))"
+
+
+def asking_workers(driver: subprocess.Popen[str], actors: int, timeout: float = 400) -> set[int]:
+    """The ChunkScorer worker processes once there are `actors` and each has a judge answer in its own cache
+    (the driver's cache was empty: each made a call): all are past loading their models and hold a chunk, so
+    every node scores whichever one is killed then (an actor killed while loading would restart while the
+    other takes every chunk)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if driver.poll() is not None:
+            pytest.fail(f"the driver ended before a worker could be killed: {driver.stderr.read() if driver.stderr else ''}")
+        workers = processes(lambda command: command.startswith(SCORER))
+        caches = [own_cache(pid) for pid in workers]
+        if len(workers) >= actors and all(c is not None and cached_calls(c) > 0 for c in caches):
+            return workers
+        time.sleep(0.2)
+    pytest.fail(f"no {actors} ChunkScorer workers that each made a judge call")
+
+
+def own_cache(pid: int) -> Path | None:
+    """The private judge cache (actors.private_folder) an actor's worker process holds open, else None."""
+    from localeval.distributed.actors import ACTOR_FOLDER
+
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            target = os.readlink(fd)
+            if ACTOR_FOLDER in target and target.endswith("/judge.sqlite"):
+                return Path(target)
+    except OSError:  # the process ended, or a descriptor closed while it was read
+        pass
+    return None
 
 
 def wait_for_entries(cache: Path, driver: subprocess.Popen[str], at_least: int, timeout: float = 400) -> int:
@@ -400,11 +456,18 @@ def test_a_sample_that_kills_its_actor_is_retried_then_skipped_with_the_reason(c
     assert summary["metrics"]["crash_test"]["n"] == 6 and summary["ray"]["lost"] == 1
 
 
-def scored_alone_and_on(cluster: RayCluster, tmp_path: Path, args: list[str], actors: int) -> None:
+def scored_alone_and_on(cluster: RayCluster, tmp_path: Path, args: list[str], actors: int, *,
+                        in_this_process: bool) -> None:
     """`args` scored in one process into tmp_path/single and on the cluster into tmp_path/ray, each with a
-    cache of its own: the two give the same files."""
-    single = run([*args, "-o", str(tmp_path / "single")], env=dict(os.environ, LOCALEVAL_CACHE=str(tmp_path / "one.sqlite")))
-    assert single.returncode == 0, single.stderr
+    cache of its own: the two give the same files. `in_this_process`: the single run through CliRunner, not
+    the script (not for --criteria: a criteria file registers its metric for the rest of the process)."""
+    single_args, cache = [*args, "-o", str(tmp_path / "single")], str(tmp_path / "one.sqlite")
+    if in_this_process:
+        alone = here(single_args, env={"LOCALEVAL_CACHE": cache})
+        assert alone.exit_code == 0, alone.stderr
+    else:
+        single = run(single_args, env=dict(os.environ, LOCALEVAL_CACHE=cache))
+        assert single.returncode == 0, single.stderr
     done = run([*args, "-o", str(tmp_path / "ray"), "--ray", cluster.address, "--ray-actors", str(actors)],
                env=driver_env(cluster, tmp_path / "two.sqlite"))
     assert done.returncode == 0, done.stderr
@@ -414,13 +477,19 @@ def scored_alone_and_on(cluster: RayCluster, tmp_path: Path, args: list[str], ac
 @pytest.mark.ray
 @pytest.mark.model("all-minilm-l6-v2")
 def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(cluster: RayCluster, tmp_path: Path) -> None:
-    from tests.test_classifier import samples, trained_classifier
+    from tests.test_classifier import invoke, labelled_rows, samples
 
-    classifier = trained_classifier(tmp_path)
+    # tests/test_classifier.py's classifier, with only the judgements these two metrics ask for: a third
+    # (answer_relevance) would be trained, saved and hashed by every run for nothing.
+    labels = write_jsonl(tmp_path / "labels.jsonl", labelled_rows())
+    trained = invoke("train", "--data", str(labels), "-o", str(tmp_path / "clf"), "--judgements",
+                     "context_relevance,answer_faithfulness", "--epochs", "1", "--batch-size", "8", "--held-out", "0.25",
+                     "--max-length", "64", "--threads", "1")
+    assert trained.exit_code == 0, trained.output
     data = tmp_path / "in.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in samples(8)), encoding="utf-8")
-    args = ["score", str(data), "-m", "passage_relevance,faithfulness", "--classifier", str(classifier), "-q"]
-    scored_alone_and_on(cluster, tmp_path, args, actors=2)
+    args = ["score", str(data), "-m", "passage_relevance,faithfulness", "--classifier", str(tmp_path / "clf"), "-q"]
+    scored_alone_and_on(cluster, tmp_path, args, actors=2, in_this_process=True)
     usage = json.loads((tmp_path / "ray" / "summary.json").read_text())["judge"]["usage"]
     assert all(u["classified"] == u["calls"] > 0 for u in usage.values())
 
@@ -437,10 +506,10 @@ def test_cluster_scores_criteria_as_a_single_process_does_and_checks_their_level
     ten = tmp_path / "ten.toml"
     ten.write_text('name = "ten"\ncriterion = "The answer is short."\nreads = ["answer"]\nscale = "levels"\n'
                    '[levels]\n1 = "long"\n2 = "medium"\n10 = "short"\n', encoding="utf-8")
-    data = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "question": "When was the tower built?", "answer": "In 1889."},
-                                               {"id": "b", "question": "Who built it?", "answer": "Gustave Eiffel."}])
+    # One sample: what is checked is that the actor scores the criterion as the driver's process does.
+    data = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "question": "When was the tower built?", "answer": "In 1889."}])
     scored_alone_and_on(cluster, tmp_path, ["score", str(data), "--criteria", str(year), "--judge", TINY, "--threads",
-                                            "1", "-q"], actors=1)
+                                            "1", "-q"], actors=1, in_this_process=False)
     refused = run(["score", str(data), "--criteria", str(ten), "--judge", TINY, "-q", "-o", str(tmp_path / "ten"),
                    "--ray", cluster.address], env=driver_env(cluster, tmp_path / "three.sqlite"))
     assert refused.returncode == 2 and not (tmp_path / "ten").exists()
@@ -448,30 +517,6 @@ def test_cluster_scores_criteria_as_a_single_process_does_and_checks_their_level
     assert line.startswith("error: node ") and line.endswith(
         f"{ten}: field 'levels.10': '10' is not a single token of the judge {TINY}; number the levels with single "
         "digits (0-9)"), line
-
-
-@pytest.mark.ray
-@pytest.mark.model(TINY, "all-minilm-l6-v2", "use-multilingual-v3")
-def test_a_worker_killed_mid_run_changes_no_number(cluster: RayCluster, reference: tuple[Path, int],
-                                                   judged: Path, tmp_path: Path) -> None:
-    """SIGKILL to an actor's worker process, as the kernel's OOM killer or a lost machine would end it: Ray
-    restarts the actor, its chunk is scored again, and the files equal the single-process run's."""
-    cache, out = tmp_path / "cache.sqlite", tmp_path / "out"
-    driver = subprocess.Popen([LOCALEVAL, *score_args(judged, out), "--ray", cluster.address, "--ray-actors", "2"],
-                              env=driver_env(cluster, cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_entries(cache, driver, at_least=reference[1] // 3)
-        # Ray names an actor's worker process ray::CLASS; Ray Data's actor wraps ours.
-        workers = processes(lambda command: command.startswith(b"ray::MapWorker(MapBatches(ChunkScorer))"))
-        assert workers, "no ChunkScorer worker process found"
-        os.kill(min(workers), signal.SIGKILL)
-        _, stderr = driver.communicate(timeout=600)
-    finally:
-        if driver.poll() is None:
-            driver.kill()
-    assert driver.returncode == 0, stderr
-    assert comparable(out) == comparable(reference[0])
-    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["ray"]["lost"] == 0
 
 
 # Last in the module: the node it adds and stops stays in the cluster's node list, and a run after it would

@@ -98,6 +98,8 @@ def test_clicking_a_sample_opens_its_drilldown_in_chinese(browser, report: Path)
         assert drill.locator(".text-block").all_inner_texts()[:2] == [CHINESE_QUESTION, CHINESE_ANSWER]
         assert drill.locator(".context").count() == 2 and "zh-wall-1" in drill.locator(".context").first.inner_text()
         assert drill.locator("table.statements").count() >= 1  # faithfulness statements with their P
+        asked = drill.locator("table.statements", has_text="generated question").locator("tbody tr")
+        assert asked.count() == 1  # answer_relevance's one generated question (--n-questions 1), with its cosine
         assert drill.locator("span.badge", has_text="human faithfulness = 1").count() == 1
         zh = next(e for e in report_data(report)["runs"][0]["samples"] if e["id"] == "zh-wall")
         assert drill.locator(".context mark.needed").count() == sum(len(c.get("hl", [])) for c in zh["ctx"])  # chosen sentences

@@ -111,9 +111,10 @@ def test_same_answers_as_the_in_process_judge(server: str, tmp_path: Path) -> No
     assert max(deltas) < MAX_DELTA
 
 
-# The answers that try to break JSON (quotes, backslashes, braces, control characters) and a Chinese one;
-# test_judge.py runs all of them in-process.
-@pytest.mark.parametrize("lang,question,answer", ADVERSARIAL_ANSWERS[1:5])
+# The English answers that try to break JSON (quotes, backslashes, braces, control characters); test_judge.py
+# runs all of them in-process. Chinese JSON through the server: test_same_answers_as_the_in_process_judge (equal
+# to the in-process judge's, under the prompt's own bounds) and test_score_cli_against_the_server.
+@pytest.mark.parametrize("lang,question,answer", ADVERSARIAL_ANSWERS[1:4])
 def test_json_from_the_server_always_parses(server: str, tmp_path: Path, lang: str, question: str, answer: str) -> None:
     judge = server_judge(server, tmp_path / "c.sqlite")
     prompt = load_prompt("statements", lang).render(question=question, answer=answer)
@@ -167,28 +168,29 @@ class Recorder:
         monkeypatch.setattr(http_client.JsonHttp, "post", recorded)
 
 
-@pytest.mark.parametrize("kill_after", [3, 4])
-def test_killed_server_then_resume_repeats_no_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill_after: int) -> None:
-    """Three samples in one window: the first round asks for their statements (3 completions), the second
+def test_killed_server_then_resume_repeats_no_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two samples in one window: the first round asks for their statements (2 completions), the second
     verifies them. Killed after round one, the token counts that window round two's prompts cannot reach
-    the server; killed after the first verdict, the rest of that round cannot. Either way the run stops
-    with one line, every answer that arrived cached, and no sample is scored without its verdicts."""
+    the server: the run stops with one line, every answer that arrived cached, and no sample is scored
+    without its verdicts; a server started again resumes it. (A server that stops answering in the middle
+    of a round, and one restarted on its port, are test_faults.py's.)"""
+    samples, kill_after = [RECORDS[0], RECORDS[2]], 2  # English: the subject is the kill, not the language
     cache = tmp_path / "c.sqlite"
-    judge = JudgeOptions(cache=str(cache), n_ctx=N_CTX, parallel=2)  # a window of 4 samples: all three at once
+    judge = JudgeOptions(cache=str(cache), n_ctx=N_CTX, parallel=2)  # a window of 4 samples: both at once
     model = find(TINY).path()
     with (tmp_path / "first.log").open("w") as log, local_server(model, n_ctx=N_CTX, threads=1, log=log) as (url, process):
         first = Recorder(monkeypatch, process, kill_after)
         run = MetricOptions(judge=replace(judge, judge_url=url), faithfulness_statements="judge")
         with pytest.raises(JudgeServerError, match=f"judge server {url} stopped answering .* resumes") as caught:
-            localeval.evaluate(RECORDS, metrics=["faithfulness"], options=run)
+            localeval.evaluate(samples, metrics=["faithfulness"], options=run)
         assert "\n" not in str(caught.value)
     assert len(first.answered) == kill_after and cached_calls(cache) == kill_after  # every answer was cached at once
 
     with (tmp_path / "second.log").open("w") as log, local_server(model, n_ctx=N_CTX, threads=1, log=log) as (url, _):
         second = Recorder(monkeypatch)
         run = MetricOptions(judge=replace(judge, judge_url=url), faithfulness_statements="judge")
-        result = localeval.evaluate(RECORDS, metrics=["faithfulness"], options=run)
-    assert all(r["skipped"] == {} for r in result.rows)
+        result = localeval.evaluate(samples, metrics=["faithfulness"], options=run)
+    assert len(result.rows) == len(samples) and all(r["skipped"] == {} for r in result.rows)
     assert not set(first.answered) & set(second.answered)  # nothing the first server answered was asked again
     assert len(set(second.answered)) == len(second.answered)
     assert cached_calls(cache) == kill_after + len(second.answered)

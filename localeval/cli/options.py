@@ -53,7 +53,7 @@ def judge_options(command: Command) -> Command:
                      "Default: 0. Env: LOCALEVAL_GPU_LAYERS."),
         click.option("--n-ctx", type=click.IntRange(min=512), default=4096, show_default=True,
                      help="Judge context window in tokens; longer contexts are split into windows."),
-        click.option("--threads", type=click.IntRange(min=1), help="CPU threads for the judge (default: physical cores)."),
+        click.option("--threads", type=click.IntRange(min=1), help="CPU threads for the judge (default: $LOCALEVAL_THREADS, else one per physical core)."),
         click.option("--parallel", type=click.IntRange(min=1),
                      help="Judge sequences in flight: the batched engine decodes them together; 1 = one call at a "
                           "time. Default on CPU: 16 for a K-quant judge (the default one) whose 16 KV streams fit in a quarter "

@@ -90,12 +90,12 @@ class LlamaModel:
     def open(cls, config: RunConfig, cache: JudgeCache, **options: Any) -> LlamaModel:
         """The backend for the configured judge file; its sha256 is memoised beside the cache."""
         from .. import models
-        from ..settings import physical_cores
+        from ..settings import judge_threads
 
         path = models.resolve(config.judge, "judge")
         sha256 = models.model_sha256(path, "judge", cache.path.parent)
         o = config.options
-        return cls(path, sha256, n_ctx=o.n_ctx, n_threads=o.n_threads or physical_cores(),
+        return cls(path, sha256, n_ctx=o.n_ctx, n_threads=o.n_threads or judge_threads(),
                    n_gpu_layers=config.gpu_layers,
                    seed=o.seed, **cls.configured(config), **options)
 
