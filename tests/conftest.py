@@ -12,7 +12,7 @@ What a test needs beyond the package is a marker (registered in pyproject.toml):
 | `cpu_numerics`         | the judge on the CPU: its numbers do not depend on batching | unset `LOCALEVAL_GPU_LAYERS`   |
 
 A marked test whose requirement is missing is skipped with the reason and the command that installs it.
-Tests marked `model`, `default_judge` or `ray` run under the model lock (the `model_lock` fixture); `make test`
+Tests marked `model`, `default_judge` or `ray` run under the model lock (`take_model_lock`); `make test`
 runs them in one pytest process and the rest in another beside it, on the second core.
 `make test-fast` runs only the unmarked tests: the logic, with no model and no browser.
 """
@@ -26,7 +26,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 import pytest
 
@@ -60,8 +60,7 @@ def ray_actors_on_the_cpu(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
 # ---- markers: what a test needs, skipped with the fix when it is missing --------------------------------
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A model marker must name registered models; a test that runs a model takes the model lock before any
-    of its fixtures (a module-scoped fixture that loads a judge included): `model_lock` goes first."""
+    """A model marker must name registered models."""
     from localeval.models import load_registry
 
     known = {spec.name for spec in load_registry()}
@@ -71,17 +70,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if not marker.args or unknown:
                 raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.model needs registered model names, got "
                                         f"{marker.args!r}; known: {', '.join(sorted(known))}")
-        names = getattr(item, "fixturenames", None)
-        if names is not None and "model_lock" not in names and any(item.get_closest_marker(m) for m in LOCKED_MARKERS):
-            names.insert(0, "model_lock")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Skip before any fixture is set up (and before the model lock is waited for)."""
+    """Skip before any fixture is set up, and before the model lock is waited for; a test that runs a model
+    takes the lock here, before any of its fixtures (a module-scoped one that loads a judge included). Not
+    through a fixture inserted into the test's fixture names: the parametrized cases of one test function
+    share that list, so the unmarked cases would wait for the lock too."""
     reasons = missing_requirements(item)
     if reasons:
         pytest.skip("; ".join(reasons))
+    if any(item.get_closest_marker(m) for m in LOCKED_MARKERS):
+        take_model_lock(item.config)
 
 
 def missing_requirements(item: pytest.Item) -> list[str]:
@@ -120,25 +121,30 @@ def missing_requirements(item: pytest.Item) -> list[str]:
     return reasons
 
 
-@pytest.fixture(scope="session")
-def model_lock(pytestconfig: pytest.Config) -> Iterator[None]:
+#: The model lock's open file once this process holds the lock: closed, and so released, when the process ends.
+_held_lock: list[IO[str]] = []
+
+
+def take_model_lock(config: pytest.Config) -> None:
     """flock on /tmp/localeval-model.lock from the first test that runs a model to the end of the session, so
     that two pytest processes (or a test run and a benchmark) never run models at once: on 2 cores two
-    llama.cpp processes slow each other about tenfold. Used by every test marked model, default_judge or ray.
+    llama.cpp processes slow each other about tenfold. Taken for every test marked model, default_judge or ray.
 
     Under `flock /tmp/localeval-model.lock pytest ...` the lock is already this process's (an inherited
     descriptor holds it), and is taken over rather than waited for, which would never end."""
-    with MODEL_LOCK.open("a") as handle:
-        if not _held_through_an_inherited_descriptor(handle.fileno()):
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                capture = pytestconfig.pluginmanager.getplugin("capturemanager")  # None under -p no:capture
-                with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-                    print(f"\nwaiting for the model lock {MODEL_LOCK} (another process is running a model) ...",
-                          flush=True)
-                fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+    if _held_lock:
+        return
+    handle = MODEL_LOCK.open("a")
+    if not _held_through_an_inherited_descriptor(handle.fileno()):
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            capture = config.pluginmanager.getplugin("capturemanager")  # None under -p no:capture
+            with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+                print(f"\nwaiting for the model lock {MODEL_LOCK} (another process is running a model) ...",
+                      flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+    _held_lock.append(handle)
 
 
 def _held_through_an_inherited_descriptor(own: int) -> bool:

@@ -186,19 +186,17 @@ def test_a_criteria_file_end_to_end_with_the_tiny_judge(tmp_path: Path) -> None:
         {"id": "en", "question": "When was the Eiffel Tower completed?", "answer": "In 1889."},
         {"id": "zh", "question": "长城主要是在哪个朝代修建的？", "answer": "现存的长城大部分是明朝修建的。"}])
     runs = []
-    for i in range(2):  # one cache: the second run must render every prompt as the first did (below)
+    for i in range(2):  # two caches: the second run asks the judge again
         out = tmp_path / f"run{i}"
         done = invoke("score", str(data), "--criteria", str(folder), "-o", str(out), "-q", "--judge", TINY,
-                      "--threads", "1", "--n-ctx", "2048", "--cache", str(tmp_path / "cache.sqlite"))
+                      "--threads", "1", "--n-ctx", "2048", "--cache", str(tmp_path / f"cache{i}.sqlite"))
         assert done.exit_code == 0, done.output
         runs.append([json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()])
     first, second = runs
-    assert [r["metrics"] for r in first] == [r["metrics"] for r in second]
-    # every prompt rendered to the same text, so the second run was answered from the cache alone (that the
-    # judge gives the same numbers for the same text is test_judge.py's two-instance test)
+    assert [r["metrics"] for r in first] == [r["metrics"] for r in second]  # two runs, two caches: the same numbers
     usage = json.loads((tmp_path / "run1" / "summary.json").read_text())["judge"]["usage"]
     assert set(usage) == {"criteria.year", "criteria.short"}
-    assert all(u["calls"] == 0 and u["cache_hits"] == 2 for u in usage.values()), usage
+    assert all(u["calls"] == 2 and u["cache_hits"] == 0 for u in usage.values()), usage  # computed, not read back
     for row in first:
         assert set(row["metrics"]) == {"criteria.year", "criteria.short"}
         assert all(0.0 <= v <= 1.0 for v in row["metrics"].values())

@@ -30,7 +30,7 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, JudgeMetric, gather
 from .registry import register_metric
-from .steps import entailed, sentence_statements, statements_of, support
+from .steps import entailed, nothing_left, sentence_statements, statements_of, support
 
 STATEMENTS = ("sentences", "judge")
 STATEMENTS_OPTION = MetricOption(
@@ -79,8 +79,7 @@ def claim_verdicts(kit: ModelKit, lang: str, sample: Sample, statements: str,
     if of_reference and not reference_claims:
         return Skipped("no checkable statement in the reference")
     if of_answer and not answer_claims and wanted - {CORRECT, COVERED}:
-        return Skipped("the answer has only text aimed at the judge" if screened.removed
-                       else "no checkable statement in the answer")
+        return nothing_left(screened, "no checkable statement in the answer")
     chunks = sample.contexts or ()
     asked = {
         CORRECT: lambda: _against(kit, lang, sample.question, answer_claims, sample.reference or "", "reference"),

@@ -48,11 +48,11 @@ from typing import Any
 from ..data.records import Context, Sample
 from ..judge.injection import screen
 from ..model_kit import ModelKit
-from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
+from .base import Measurement, MetricContext, MetricOption, Outcome, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, gather, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import (VERDICTS, added_words, hold_unanchored, passage_words, passages_for, related_passages,
-                    sentence_statements, statements_of, support, unmentioned)
+from .steps import (VERDICTS, added_words, hold_unanchored, nothing_left, passage_words, passages_for,
+                    related_passages, sentence_statements, statements_of, support, unmentioned)
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
@@ -150,8 +150,7 @@ class Faithfulness(VerdictMetric):
         own = sentence_statements(answer) if self.statements != "judge" else []
         own = [s for s in own if s not in decomposed]
         if not decomposed and not own:
-            return Skipped("the answer has only text aimed at the judge" if screened.removed
-                           else "no checkable statement in the answer")
+            return nothing_left(screened, "no checkable statement in the answer")
         passages = passages_for(sample, self.against)
         texts = decomposed + own
         beside = sample.question if self.question == "beside" else None

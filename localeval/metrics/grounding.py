@@ -47,6 +47,7 @@ from ..judge.injection import screen
 from .base import Measurement, Outcome, Skipped
 from .judged import Flow, JudgeMetric
 from .registry import register_metric
+from .steps import nothing_left
 
 #: The share of the answer's tokens, the least expected ones, whose mean log-probability is the headline,
 #: and the fewest tokens it takes. Two, not one: a short answer's least expected token is often how it
@@ -75,7 +76,7 @@ class Grounding(JudgeMetric):
         screened = screen(sample.answer or "")
         answer = screened.text.strip()
         if not answer:
-            return Skipped("the answer has only text aimed at the judge" if screened.removed else "the answer is empty")
+            return nothing_left(screened, "the answer is empty")
         if not sample.contexts:
             return Skipped("no contexts to ground the answer in")
         judge = self.kit.judge

@@ -16,9 +16,10 @@ from typing import Sequence
 
 from ..data.records import Context, Sample
 from ..judge.facade import Ask
-from ..judge.injection import screen
+from ..judge.injection import Screened, screen
 from ..model_kit import ModelKit
 from ..text import CJK_LETTERS, LIST_MARKER, count_cjk_letters, join_sentences, sentence_spans, split_sentences
+from .base import Skipped
 from .judged import Flow
 
 #: Words per atomic fact, for the cap on the statements list (see statements_of).
@@ -51,6 +52,12 @@ HELD_SHARE = 0.5
 
 _CJK_PAIR = re.compile(f"(?=([{CJK_LETTERS}]{{2}}))")
 _NON_CJK_WORD = re.compile(f"[^\\W_{CJK_LETTERS}]+")
+
+
+def nothing_left(screened: Screened, otherwise: str) -> Skipped:
+    """The skip of an answer with nothing left to judge, which says so when the injection screen emptied it:
+    the judge must never be asked about the remains (an empty answer gets a number, not a reason)."""
+    return Skipped("the answer has only text aimed at the judge" if screened.removed else otherwise)
 
 
 def content_words(text: str) -> set[str]:
