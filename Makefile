@@ -41,17 +41,18 @@ demo: install
 
 # Everything: the logic, the real judges and embedders, Ray, the browser and the wheel (tests/conftest.py's markers).
 # Two pytest runs side by side, one per core: the tests that run a model (one at a time, one llama.cpp thread each,
-# under the model lock; the 15 slowest are listed) and the rest, whose report follows; the second has a basetemp
-# of its own and no cache, so the two share nothing.
+# under the model lock; the 15 slowest are listed) and the rest, whose report follows. The second has a basetemp of
+# its own and no cache, so the two share nothing, and its models folder is empty, as in test-fast: a test that loads
+# a model without its marker fails there rather than running beside the model run.
 MODEL_TESTS := model or default_judge or ray
 test: install browser
 	@mkdir -p $(OUT)
-	@$(BIN)/python -m pytest -q -p no:cacheprovider --basetemp=$(abspath $(OUT))/pytest-no-model \
-	  -m "not ($(MODEL_TESTS))" > $(OUT)/test-no-model.log 2>&1 & other=$$!; \
-	trap 'kill $$other 2>/dev/null' INT TERM; \
-	$(BIN)/python -m pytest -q --durations=15 -m "$(MODEL_TESTS)"; models=$$?; \
-	wait $$other; rest=$$?; echo "---- the tests that run no model ($(OUT)/test-no-model.log):"; \
-	cat $(OUT)/test-no-model.log; test $$models -eq 0 -a $$rest -eq 0
+	@LOCALEVAL_MODELS=$(abspath $(OUT))/no-models $(BIN)/python -m pytest -q -p no:cacheprovider \
+	  --basetemp=$(abspath $(OUT))/pytest-no-model -m "not ($(MODEL_TESTS))" > $(OUT)/test-no-model.log 2>&1 & \
+	other=$$!; trap 'kill $$other 2>/dev/null; exit 130' INT TERM; \
+	$(BIN)/python -m pytest -q --durations=15 -m "$(MODEL_TESTS)"; m=$$?; wait $$other; r=$$?; \
+	echo "---- the tests that run no model ($(OUT)/test-no-model.log):"; cat $(OUT)/test-no-model.log; \
+	[ $$m -eq 0 ] && [ $$r -eq 0 ]
 
 # The logic only: no model, no Ray, no browser, no wheel build (about a minute on 2 cores). Tests that need one
 # carry a marker (pyproject.toml); the models folder is pointed at nothing, so an unmarked test that loads a

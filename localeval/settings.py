@@ -98,9 +98,13 @@ def judge_threads(env: Mapping[str, str] | None = None) -> int:
     given = (os.environ if env is None else env).get(THREADS_ENV, "").strip()
     if not given:
         return physical_cores()
-    if not given.isdigit() or int(given) < 1:
+    try:
+        threads = int(given)
+    except ValueError:
+        threads = 0
+    if threads < 1 or not given.isascii():
         raise OptionError(f"{THREADS_ENV}={given!r} is not a whole number of threads, 1 or more")
-    return int(given)
+    return threads
 
 
 def physical_cores() -> int:

@@ -1,12 +1,13 @@
 """An HTTP proxy in front of a real judge server that fails on request, for tests/test_faults.py.
 
-Everything is forwarded to the upstream server except the chat completions that a planned fault takes:
-an HTTP error status (with or without Retry-After), a dropped connection, a body cut short, a 200 whose
-body is not JSON, or a delay. The proxy records the chat completions the upstream answered and that
-reached the client, so a test can tell whether a resumed run asked for any of them again, and when each
-chat completion arrived and the fault it met, so a test can tell when (and whether) it was asked again.
-It listens on 127.0.0.1 only and forwards only to the upstream it was given. The server judge's start-up probes
-(judge/server.py) pass untouched and unrecorded: they are asked again at every start by design.
+Everything is forwarded to the upstream server except the chat completions that a planned fault takes: an
+HTTP error status (with or without Retry-After), a dropped connection, a body cut short, a 200 whose body is
+not JSON, or a delay and then a dropped connection. The proxy records the chat completions the upstream
+answered and that reached the client, so a test can tell whether a resumed run asked for any of them again,
+and when each chat completion arrived and the fault it met, so a test can tell when (and whether) it was
+asked again. It listens on 127.0.0.1 only and forwards only to the upstream it was given. The server judge's
+start-up probes (judge/server.py) pass untouched and unrecorded: they are asked again at every start by
+design.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ PROBES = {json.dumps(PROBE_JSON, sort_keys=True), json.dumps(PROBE_SHAPE, sort_k
 
 @dataclass(frozen=True)
 class Fault:
-    """What the proxy does to one chat completion instead of forwarding it (`delay`: forwards it late)."""
+    """What the proxy does to one chat completion instead of forwarding it (`delay`: waits, then drops the
+    connection: a client that waited that long has ignored its timeout, and an answer sent to a client that
+    has given up could still be counted as received)."""
 
     kind: str  # status, drop, truncate, garbage, delay
     status: int = 200
@@ -94,11 +97,16 @@ class FaultProxy:
             self.asked.append((time.monotonic(), _key(body), fault))
             return fault
 
+    def _upstream_answered(self) -> None:
+        """The next batch of faults, once the current one is used up: planned before the answer is sent, so
+        that a client asking one request at a time meets it with its next request."""
+        with self._lock:
+            if not self._planned and self._batches:
+                self._planned = deque(self._batches.popleft())
+
     def _answered(self, body: bytes | None) -> int:
         with self._lock:
             self.answered.append(_key(body))
-            if not self._planned and self._batches:
-                self._planned = deque(self._batches.popleft())
             return len(self.answered)
 
     def __enter__(self) -> FaultProxy:
@@ -125,14 +133,17 @@ class FaultProxy:
             def _serve(self, body: bytes | None) -> None:
                 chat = self.path.endswith("/chat/completions") and not _is_probe(body)
                 fault = proxy._next_fault(body) if chat else None
-                if fault is not None and fault.kind != "delay":
-                    return self._fail(fault)
-                if fault is not None:
+                if fault is not None and fault.kind == "delay":
                     time.sleep(fault.seconds)
+                    return self._drop()
+                if fault is not None:
+                    return self._fail(fault)
                 try:
                     code, headers, payload = self._forward(body)
                 except OSError:  # the upstream is gone: the client sees what it would see from a dead server
                     return self._drop()
+                if chat and code == 200:
+                    proxy._upstream_answered()
                 if not self._reply(code, headers.get("Content-Type", "application/json"), payload):
                     return
                 if chat and code == 200:

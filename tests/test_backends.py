@@ -173,12 +173,12 @@ def test_windows_are_cut_on_the_text_as_the_prompt_holds_it(tmp_path: Path) -> N
 
 
 def test_judge_threads_come_from_the_environment_else_the_physical_cores() -> None:
-    """--threads wins (LlamaModel.open reads it first); without it $LOCALEVAL_THREADS, which a site in a
-    container with a CPU quota sets, and a malformed value is one line naming the variable."""
+    """Without --threads (which LlamaModel.open reads first), $LOCALEVAL_THREADS, which a site in a container
+    with a CPU quota sets; a malformed value is one line naming the variable."""
     from localeval.settings import judge_threads, physical_cores
 
     assert judge_threads({"LOCALEVAL_THREADS": "3"}) == 3
     assert judge_threads({"LOCALEVAL_THREADS": " "}) == judge_threads({}) == physical_cores()
-    for bad in ("0", "two", "-1", "1.5"):
+    for bad in ("0", "two", "-1", "1.5", "²", "١"):
         with pytest.raises(OptionError, match=rf"^LOCALEVAL_THREADS='{bad}' is not a whole number of threads"):
             judge_threads({"LOCALEVAL_THREADS": bad})

@@ -350,7 +350,10 @@ def test_cluster_run_with_a_worker_killed_mid_run_writes_the_single_process_file
     driver = subprocess.Popen([LOCALEVAL, *score_args(judged, out), "--ray", cluster.address, "--ray-actors", "2"],
                               env=driver_env(cluster, cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        os.kill(min(asking_workers(driver, actors=2)), signal.SIGKILL)
+        try:
+            os.kill(min(asking_workers(driver, actors=2)), signal.SIGKILL)
+        except ProcessLookupError:
+            pytest.fail("the worker ended between being found and being killed: the run was too short to kill one")
         _, stderr = driver.communicate(timeout=600)
     finally:
         if driver.poll() is None:

@@ -56,7 +56,7 @@ _NON_CJK_WORD = re.compile(f"[^\\W_{CJK_LETTERS}]+")
 
 def nothing_left(screened: Screened, otherwise: str) -> Skipped:
     """The skip of an answer with nothing left to judge, which says so when the injection screen emptied it:
-    the judge must never be asked about the remains (an empty answer gets a number, not a reason)."""
+    asked about the remains, the judge would give an emptied answer a number."""
     return Skipped("the answer has only text aimed at the judge" if screened.removed else otherwise)
 
 
