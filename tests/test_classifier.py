@@ -57,12 +57,14 @@ def samples(n: int = 4) -> list[dict[str, Any]]:
     return out
 
 
-def trained_classifier(folder: Path) -> Path:
-    """A classifier trained on the labelled fixture in a few steps (the real base weights)."""
+def trained_classifier(folder: Path, *judgements: str) -> Path:
+    """A classifier trained on the labelled fixture in a few steps (the real base weights), for `judgements`
+    (default: all that the fixture labels)."""
     data = folder / "labels.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in labelled_rows()), encoding="utf-8")
-    result = invoke("train", "--data", str(data), "-o", str(folder / "clf"), "--epochs", "1", "--batch-size", "8",
-                    "--held-out", "0.25", "--max-length", "64", "--threads", "1")
+    only = ["--judgements", ",".join(judgements)] if judgements else []
+    result = invoke("train", "--data", str(data), "-o", str(folder / "clf"), *only, "--epochs", "1", "--batch-size",
+                    "8", "--held-out", "0.25", "--max-length", "64", "--threads", "1")
     assert result.exit_code == 0, result.output
     assert "context_relevance: 18 pairs trained" in result.output
     return folder / "clf"

@@ -480,18 +480,14 @@ def scored_alone_and_on(cluster: RayCluster, tmp_path: Path, args: list[str], ac
 @pytest.mark.ray
 @pytest.mark.model("all-minilm-l6-v2")
 def test_cluster_scores_with_a_trained_classifier_as_a_single_process_does(cluster: RayCluster, tmp_path: Path) -> None:
-    from tests.test_classifier import invoke, labelled_rows, samples
+    from tests.test_classifier import samples, trained_classifier
 
-    # tests/test_classifier.py's classifier, with only the judgements these two metrics ask for: a third
-    # (answer_relevance) would be trained, saved and hashed by every run for nothing.
-    labels = write_jsonl(tmp_path / "labels.jsonl", labelled_rows())
-    trained = invoke("train", "--data", str(labels), "-o", str(tmp_path / "clf"), "--judgements",
-                     "context_relevance,answer_faithfulness", "--epochs", "1", "--batch-size", "8", "--held-out", "0.25",
-                     "--max-length", "64", "--threads", "1")
-    assert trained.exit_code == 0, trained.output
+    # Only the judgements these two metrics ask for: a third (answer_relevance) would be trained, saved and
+    # hashed by every run for nothing.
+    classifier = trained_classifier(tmp_path, "context_relevance", "answer_faithfulness")
     data = tmp_path / "in.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in samples(8)), encoding="utf-8")
-    args = ["score", str(data), "-m", "passage_relevance,faithfulness", "--classifier", str(tmp_path / "clf"), "-q"]
+    args = ["score", str(data), "-m", "passage_relevance,faithfulness", "--classifier", str(classifier), "-q"]
     scored_alone_and_on(cluster, tmp_path, args, actors=2, in_this_process=True)
     usage = json.loads((tmp_path / "ray" / "summary.json").read_text())["judge"]["usage"]
     assert all(u["classified"] == u["calls"] > 0 for u in usage.values())
