@@ -18,12 +18,11 @@ import numpy as np
 
 from ..data.records import Sample
 from ..judge.facade import RATINGS, Ask
-from ..judge.injection import screen
 from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome
 from .judged import Flow, JudgeMetric
 from .registry import register_metric
-from .steps import nothing_left
+from .steps import emptied_answer
 
 
 @register_metric
@@ -53,9 +52,9 @@ class AnswerRelevance(JudgeMetric):
         return {"n_questions": self.n, "embedder": self.kit.embedder_settings(), **super().settings()}
 
     def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        screened = screen(sample.answer or "")
-        if not screened.text.strip():
-            return nothing_left(screened, "the answer is empty")
+        empty = emptied_answer(sample)
+        if empty is not None:
+            return empty
         prompt = self.kit.prompt("questions", lang, answer=sample.answer or "", n=self.n)
         schema = copy.deepcopy(prompt.schema)
         schema["properties"]["questions"].update(minItems=self.n, maxItems=self.n)
@@ -85,9 +84,9 @@ class AnswerRelevanceRating(JudgeMetric):
         return {"scale": "1-5, (E-1)/4", **super().settings()}
 
     def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        screened = screen(sample.answer or "")
-        if not screened.text.strip():
-            return nothing_left(screened, "the answer is empty")
+        empty = emptied_answer(sample)
+        if empty is not None:
+            return empty
         prompt = self.kit.prompt("relevance_rating", lang, question=sample.question, answer=sample.answer or "")
         (answer,) = yield [Ask.choice(prompt, RATINGS)]
         dist = answer.value

@@ -60,6 +60,13 @@ def nothing_left(screened: Screened, otherwise: str) -> Skipped:
     return Skipped("the answer has only text aimed at the judge" if screened.removed else otherwise)
 
 
+def emptied_answer(sample: Sample) -> Skipped | None:
+    """nothing_left's skip for a metric that hands the whole answer to its prompt (which screens it again as
+    it renders) when nothing of it is left, else None."""
+    screened = screen(sample.answer or "")
+    return None if screened.text.strip() else nothing_left(screened, "the answer is empty")
+
+
 def content_words(text: str) -> set[str]:
     """Words that say what a text is about: its non-function words, and every pair of adjacent Chinese
     characters (overlapping, so that a pair does not depend on where a run of characters starts)."""
