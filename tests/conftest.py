@@ -26,7 +26,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, Iterable
 
 import pytest
 
