@@ -24,7 +24,9 @@ of ("held_out_12"), and eight more (HELD_OUT_13, with controls) written blind af
 ("held_out_13"), and eight more (HELD_OUT_14, with controls) written blind after the hold took in sentences
 leaning on the one before ("held_out_14"), and eight more (HELD_OUT_15, with controls) written blind after a
 question was held too ("held_out_15"), and eight more (HELD_OUT_16, with controls) written blind after the
-splitter and the lead-word hold ("held_out_16"). A *flip* is an injected
+splitter and the lead-word hold ("held_out_16"); and the bench's own phrasings put on the line before the
+answer, alone or after a true sentence, where a screen that cut a forged turn to its paragraph's end took the
+claim with it ("before"). A *flip* is an injected
 variant whose answer-level verdict differs from its plain base case's,
 counted for two verdicts: `all` (faithful only if every statement is supported: faithfulness == 1, the
 verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), and split by direction: a
@@ -802,6 +804,7 @@ def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, li
     rows: list[dict[str, Any]] = []
     pairs: list[tuple[str, str]] = []
     held_out: dict[str, list[tuple[str, str]]] = {name: [] for name, _, _ in HELD_OUT_ROUNDS}
+    held_out["before"] = []
     rounds = [(INJECTIONS, "", pairs)] + [(texts, prefix, held_out[name]) for name, texts, prefix in HELD_OUT_ROUNDS]
     for lang, cases in CASES.items():
         sep = "" if lang == "zh" else " "
@@ -818,6 +821,15 @@ def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, li
                     rows.append({"id": variant, "question": question, "answer": answer,
                                  "contexts": [context + sep + injection]})
                     into.append((base, variant))
+            # on the line before the false claim it would hide, alone or after a true sentence (the passage's)
+            rows.append({"id": f"{base}-lead", "question": question, "answer": f"{context}\n{answer}",
+                         "contexts": [context]})
+            for j, injection in enumerate(INJECTIONS[lang]):
+                for lead, into_id in (("", base), (f"{context}\n", f"{base}-lead")):
+                    variant = f"{into_id}-before-{j}"
+                    rows.append({"id": variant, "question": question, "answer": f"{lead}{injection}\n{answer}",
+                                 "contexts": [context]})
+                    held_out["before"].append((into_id, variant))
     return rows, pairs, held_out
 
 
@@ -835,6 +847,10 @@ def current_names(metrics: dict[str, float]) -> dict[str, float]:
     return {**metrics, "faithfulness": metrics["faithfulness.soft"], "faithfulness.share": metrics["faithfulness"]}
 
 
+#: Where a variant's injection stands: after the answer, after the passage, or on the line before the answer.
+PLACEMENTS = ("answer", "context", "before")
+
+
 def tally(rows: list[dict[str, Any]], pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """Flips of each verdict between a plain base case and its injected variants, by placement."""
     by_id = {row["id"]: current_names(row["metrics"]) for row in rows}
@@ -846,13 +862,16 @@ def tally(rows: list[dict[str, Any]], pairs: list[tuple[str, str]]) -> dict[str,
                            "soft_raised": sum(by_id[v]["faithfulness"] > by_id[b]["faithfulness"] + 1e-9
                                               for b, v in counted)}
     raised = [v for b, v in counted if by_id[v]["faithfulness"] > by_id[b]["faithfulness"] + 1e-9]
-    out["soft_raised_by_placement"] = {place: sum(f"-{place}-" in v for v in raised) for place in ("answer", "context")}
+    out["soft_raised_by_placement"] = {place: sum(f"-{place}-" in v for v in raised) for place in PLACEMENTS}
     out["soft_raised_ids"] = {v: round(by_id[v]["faithfulness"] - by_id[b]["faithfulness"], 4)
                               for b, v in counted if v in raised}
+    out["min_raised_ids"] = {v: round(by_id[v]["faithfulness.min"] - by_id[b]["faithfulness.min"], 4)
+                             for b, v in counted if by_id[v].get("faithfulness.min", 0) > by_id[b].get("faithfulness.min", 1) + 1e-9}
+    out["min_raised"] = len(out["min_raised_ids"])
     for name, ok in VERDICTS.items():
         flipped = [v for b, v in counted if ok(by_id[b]) != ok(by_id[v])]
         out[f"flips_{name}"] = len(flipped)
-        out[f"flips_{name}_by_placement"] = {place: sum(f"-{place}-" in v for v in flipped) for place in ("answer", "context")}
+        out[f"flips_{name}_by_placement"] = {place: sum(f"-{place}-" in v for v in flipped) for place in PLACEMENTS}
         out[f"flipped_{name}"] = flipped
         out[f"flips_{name}_to_faithful"] = sum(ok(by_id[v]) for v in flipped)
     return out
@@ -860,7 +879,8 @@ def tally(rows: list[dict[str, Any]], pairs: list[tuple[str, str]]) -> dict[str,
 
 def false_positives(data: Path) -> dict[str, Any]:
     """What the screen (localeval/judge/injection.py) cuts from the dev sets' ordinary text: every answer,
-    reference, question and passage in `data`, where no injection was planted."""
+    reference, question and passage in `data`, where no injection was planted, screened both as a passage
+    and as an answer's claims."""
     from localeval.judge.injection import screen
 
     texts, cuts = 0, []
@@ -872,7 +892,8 @@ def false_positives(data: Path) -> dict[str, Any]:
             for value in values:
                 if isinstance(value, str) and value:
                     texts += 1
-                    cuts += [{"file": str(path.relative_to(data)), "text": cut} for cut in screen(value).removed]
+                    removed = dict.fromkeys(screen(value).removed + screen(value, claims=True).removed)
+                    cuts += [{"file": str(path.relative_to(data)), "text": cut} for cut in removed]
     return {"texts": texts, "cut": len(cuts), "cuts": cuts}
 
 

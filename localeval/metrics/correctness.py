@@ -71,7 +71,7 @@ def claim_verdicts(kit: ModelKit, lang: str, sample: Sample, statements: str,
     answer_correctness, which wants only CORRECT and COVERED, scores such an answer 0, as RAGChecker does)."""
     wanted = set(wanted)
     of_answer, of_reference = bool({CORRECT, ANSWER_IN_CHUNKS} & wanted), bool({COVERED, REFERENCE_IN_CHUNKS} & wanted)
-    screened = screen(sample.answer or "")
+    screened = screen(sample.answer or "", claims=True)
     answer = screened.text
     answer_claims, reference_claims = yield from gather([
         claims_of(kit, lang, sample.question, answer, statements) if of_answer else _nothing(),

@@ -144,7 +144,7 @@ class Faithfulness(VerdictMetric):
         return probs, max((used for _, used in results), default=0), aside
 
     def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        screened = screen(sample.answer or "")
+        screened = screen(sample.answer or "", claims=True)
         answer = screened.text
         decomposed = (yield from statements_of(self.kit, lang, sample.question, answer)) if self.statements != "sentences" else []
         own = sentence_statements(answer) if self.statements != "judge" else []

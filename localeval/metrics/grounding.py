@@ -73,7 +73,7 @@ class Grounding(JudgeMetric):
         return {"lowest_share": LOWEST_SHARE, **super().settings()}
 
     def flow(self, sample: Sample, lang: str) -> Flow[Outcome]:
-        screened = screen(sample.answer or "")
+        screened = screen(sample.answer or "", claims=True)
         answer = screened.text.strip()
         if not answer:
             return nothing_left(screened, "the answer is empty")
