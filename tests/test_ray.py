@@ -191,6 +191,21 @@ def test_actors_get_the_judge_and_the_parallel_the_driver_resolved(monkeypatch: 
     assert (_times(1, 0.2), _times(8, 0.1), _times(4, 0.4), _times(3, 1), _times(0.5, 1)) == (5, 80, 10, 3, 0)
 
 
+def test_an_actor_ignores_its_workers_own_model_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An embedder the driver left to the defaults travels as None; the actor must not read its node's
+    $LOCALEVAL_EMBEDDER (or $LOCALEVAL_JUDGE) into it."""
+    from localeval.distributed.actors import forget_worker_model_choices
+    from localeval.judge import JudgeOptions, RunConfig
+
+    monkeypatch.setenv("LOCALEVAL_EMBEDDER", "/node/own/embedder")
+    monkeypatch.setenv("LOCALEVAL_JUDGE", "/node/own/judge.gguf")
+    assert RunConfig.resolve(JudgeOptions()).embedder == "/node/own/embedder"
+    forget_worker_model_choices()
+    config = RunConfig.resolve(JudgeOptions())
+    assert (config.embedder, config.judge) == (None, None)
+    assert RunConfig.resolve(JudgeOptions(embedder="all-minilm-l6-v2")).embedder == "all-minilm-l6-v2"
+
+
 def test_a_driver_cache_that_takes_no_more_entries_is_the_actors_one_line(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The sink's OutputError (a full disk under the driver's cache) reaches the actor wrapped by Ray; the

@@ -31,6 +31,7 @@ from ..judge.gguf import vocabulary
 from ..metrics import JudgeMetric, Metric, MetricOptions, build_metrics
 from ..metrics.criteria import Criterion, check_levels, register_criterion
 from ..scoring import batch_size, batched, measure_rows, row_of
+from ..settings import EMBEDDER_ENV, JUDGE_ENV
 from .cache_flow import ForwardingCache
 
 
@@ -74,6 +75,15 @@ def check_node(kinds: Sequence[str], options: MetricOptions,
     except LocalevalError as exc:
         return label, str(exc), None
     return label, None, sha256
+
+
+def forget_worker_model_choices() -> None:
+    """The driver resolved the judge and the embedder (its flags over its environment over the defaults) and
+    an embedder it left to the defaults travels as None (a registry default for each language): a worker's
+    own $LOCALEVAL_EMBEDDER or $LOCALEVAL_JUDGE must not fill it in, or the same run would score with
+    another model on that node."""
+    for variable in (JUDGE_ENV, EMBEDDER_ENV):
+        os.environ.pop(variable, None)
 
 
 def failed_row(sample: Sample, metrics: Sequence[Metric], reason: str) -> dict[str, Any]:
@@ -185,6 +195,7 @@ class ChunkScorer:
 
         for switch in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
             os.environ[switch] = "1"
+        forget_worker_model_choices()
         self.label = node_label()
         self.feeder = feeder
         self.error: tuple[str, str] | None = None
