@@ -100,8 +100,9 @@ def test_a_chunk_the_judge_cannot_answer_for_is_counted_and_the_run_goes_on(corp
 
     kit = fake_kit(FakeBackend(json_rule=writes), tmp_path / "c.sqlite")
     kit.check = lambda **_: None  # the fake judge and embedder have no files to check
+    kit.embedder.cut = lambda texts: ["Eiffel" in text for text in texts]  # as if longer than it reads
     report = _generated(corpus, tmp_path / "out", GenerateOptions(top_k=3), kit, progress=False)
-    assert (report["sampled"], report["judge_errors"]) == (3, 1)
+    assert (report["sampled"], report["judge_errors"], report["chunks_indexed_in_part"]) == (3, 1, 1)
     assert report["declined"] + report["judge_errors"] + report["filtered_by_retrieval"] + report["kept"] == 3
     silent = fake_kit(FakeBackend(json_rule=lambda call: None), tmp_path / "none.sqlite")  # every reply cut off
     silent.check = lambda **_: None

@@ -42,6 +42,9 @@ def generate(corpus: Path, out_dir: Path, count: int | None, top_k: int, chunk_s
         click.echo(f"{report['documents']} documents, {report['chunks']} chunks; {report['sampled']} sampled, "
                    f"{report['declined']} declined by the judge{errors}, {report['filtered_by_retrieval']} dropped by "
                    f"the retrieval filter (top {top_k}), {report['kept']} kept; results in {out_dir}/")
+    if report["chunks_indexed_in_part"]:  # said even with -q: retrieval sees only the start of those chunks
+        click.echo(f"warning: {report['chunks_indexed_in_part']} of {report['chunks']} chunks are longer than the "
+                   f"embedder reads, so only their start is indexed; give a smaller --chunk-size", err=True)
 
 
 @click.command()

@@ -75,6 +75,8 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
     docs = read_corpus(corpus)
     chunks = chunk_documents(docs, options.chunk_size, options.overlap)
     index = ChunkIndex.build(chunks, kit.embedder.encode([c.text for c in chunks]), options.index)
+    # a chunk longer than the embedder reads is indexed by its start: counted, so a user can cut smaller
+    indexed_in_part = sum(kit.embedder.cut([c.text for c in chunks]))
     rng = np.random.default_rng(options.seed)
     sampled = _sample(chunks, options.n, rng)
     meter = Progress(len(sampled), label="generating") if progress else None
@@ -120,7 +122,8 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
         raise JudgeError(f"the judge could not answer for {counts['judge_errors']} of {counts['sampled']} chunks and no "
                          f"question was kept (first: {first_error}); give a larger --n-ctx or a smaller --chunk-size")
     report = {
-        "corpus": str(corpus), "documents": len(docs), "chunks": len(chunks), **counts,
+        "corpus": str(corpus), "documents": len(docs), "chunks": len(chunks), "chunks_indexed_in_part": indexed_in_part,
+        **counts,
         "options": {k: v for k, v in asdict(options).items() if k != "judge"}, "judge": options.judge.settings(),
         **kit.model_info(), "prompts": {"generate_question": kit.prompt_version("generate_question", "en")},
         "judge_usage": kit.judge.totals.as_dict(),
