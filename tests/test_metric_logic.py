@@ -116,6 +116,18 @@ def test_a_forged_turn_in_one_context_sentence_does_not_take_the_later_ones(tmp_
     assert isinstance(outcome, Measurement) and outcome.details["needed"] == [1, 3]
 
 
+@pytest.mark.parametrize("method", ["list", "probability"])
+def test_a_sentence_longer_than_the_window_is_cut_into_pieces_not_the_sample_lost(tmp_path: Path, method: str) -> None:
+    # text with no sentence marks (a PDF's) is one "sentence": longer than the judge's window, its prompt
+    # overflowed and the sample was skipped; now its pieces are counted as sentences
+    record = dict(RECORD, contexts=["Paris is in France.", " ".join(f"word{i}" for i in range(700))])
+    backend = FakeBackend(lambda call: {"relevant": [1]}, n_ctx=400)
+    outcome = measure("context_relevance", record, backend, tmp_path / "c.sqlite", context_relevance_method=method)
+    assert isinstance(outcome, Measurement), outcome
+    assert outcome.details["sentences"] > 2 and outcome.details["windows"] > 1
+    assert all(backend.prompt_tokens(call.text) <= 400 for call in backend.calls)
+
+
 def test_a_statement_the_passages_do_not_mention_is_checked_against_them_whole(tmp_path: Path) -> None:
     # "Barack Obama was born in Kenya." names nothing the passages name: no sentence is related to it, so the
     # judge reads the whole passages for it (and the hold keeps it from raising the mean), never a free pass

@@ -26,6 +26,7 @@ from typing import Any
 from ..data.records import Sample
 from ..judge.facade import Ask
 from ..judge.injection import screen
+from ..judge.windows import split_to_fit
 from ..model_kit import ModelKit
 from ..text import split_sentences
 from .base import ChunkDetails, Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
@@ -63,8 +64,11 @@ class ContextRelevance(VerdictMetric):
         sentences = [screen(s).text.strip() for c in sample.contexts or () for s in split_sentences(c.text)]
         if not sentences:
             return Skipped("contexts have no text")
-        if self.method == "probability":
+        if self.method == "probability":  # a sentence is shown twice: among the passages and on its own
+            sentences = self._fitted(sentences, 0.5, "sentence_relevant", lang, question=sample.question, passages="",
+                                     sentence="")
             return (yield from self._probabilities(sample, lang, sentences))
+        sentences = self._fitted(sentences, 1.0, "context_sentences", lang, question=sample.question, sentences="")
         needed: set[int] = set()
         out_of_range = 0
         windows = self._windows(sentences, "context_sentences", lang, question=sample.question, sentences="")
@@ -99,6 +103,16 @@ class ContextRelevance(VerdictMetric):
         return Measurement({self.name: len(needed) / len(sentences)},
                            {"sentences": len(sentences), "needed": needed, "p": [round(p, 6) for p in probs],
                             "windows": len(windows)})
+
+    def _fitted(self, items: list[str], share: float, prompt: str, lang: str, **empty: str) -> list[str]:
+        """The sentences, each longer than `share` of the prompt's room cut into pieces that fit, each then
+        counted as a sentence: text with no sentence marks (a PDF's, Chinese with commas only) would
+        overflow any window, and the whole sample be lost."""
+        judge = self.kit.judge
+        room = int(judge.context_budget(self.kit.prompt(prompt, lang, **empty)) * share) - judge.count_tokens("99. \n")
+        return [piece for sentence in items
+                for piece in (split_to_fit(sentence, room, judge.count_tokens) if judge.count_tokens(sentence) > room
+                              else [sentence])]
 
     def _windows(self, items: list[str], prompt: str, lang: str, **empty: str) -> list[tuple[int, int]]:
         """Consecutive runs of sentences whose (numbered) list fits the judge's window."""
