@@ -74,17 +74,26 @@ class ModelKit:
             self._embedders[name] = load_embedder(name)
         return self._embedders[name]
 
+    def embedder_choice(self, lang: str | None) -> str:
+        """The embedder embedder_for(lang) loads, as a registry name or an absolute folder (a record of it
+        must find the same model from another working folder)."""
+        from . import models
+        from .embed import choose
+
+        name = choose(self.config.embedder, lang)
+        return str(Path(name).expanduser().absolute()) if models.names_a_path(name) else name
+
     def embedder_settings(self) -> Any:
         """What the summary records: the named embedder, or the default per language."""
         from .embed import choose
 
         return self.config.embedder or {"zh": choose(None, "zh"), "other": choose(None)}
 
-    def check(self, embedder: bool = False, judge: bool = True) -> None:
+    def check(self, embedder: bool = False, judge: bool = True, lang: str | None = None) -> None:
         """Check, without loading anything, what this run's model work will need: with `judge`, what its
         backend needs (the judge file, or the server options' form), the cache path (a damaged cache moved
-        aside, when asked) and the user's prompt files; when an embedder is named (or `embedder`), the embedder folder. A bad option then fails
-        before any model loads."""
+        aside, when asked) and the user's prompt files; when an embedder is named (or `embedder`), the embedder
+        folder (the default for `lang` when none is named). A bad option then fails before any model loads."""
         from . import models
         from .judge.backends import check_backend
         from .judge.cache import check_cache_path, set_aside_if_damaged
@@ -99,7 +108,7 @@ class ModelKit:
             if self.options.prompts_dir is not None:
                 check_prompts_dir(Path(self.options.prompts_dir))
         if embedder or self.config.embedder is not None:
-            models.resolve(self.config.embedder, "embedder")
+            models.resolve(self.embedder_choice(lang), "embedder")
 
     def _classifier_folder(self) -> Any:
         """--classifier's folder, checked once per run (every file's sha256: worth doing once, not twice)."""

@@ -130,7 +130,7 @@ def run_generate(corpus: Path, out: Path, cache: Path, *extra: str):
                               catch_exceptions=False)
 
 
-@pytest.mark.model("smollm2-135m-instruct-q4_1", "all-minilm-l6-v2")
+@pytest.mark.model("smollm2-135m-instruct-q4_1", "use-multilingual-v3")
 def test_tiny_judge_generation_is_deterministic_and_accounted(corpus: Path, tmp_path: Path) -> None:
     """With --contradictions, twice on one cache: the second run (a resumed one) asks the judge nothing the
     first got an answer to, and writes the same files, so the sampling, the index and the negatives are
@@ -148,12 +148,14 @@ def test_tiny_judge_generation_is_deterministic_and_accounted(corpus: Path, tmp_
     # a failed call is not cached, so only those are asked again (and fail again)
     assert again["judge_usage"]["calls"] <= again["judge_errors"] + again["contradiction_errors"], again
     assert report["judge_sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    # one chunk is Chinese: the multilingual embedder indexes them all, as the embedding metrics would read it
+    assert report["embedder"] == "use-multilingual-v3" and report["chunks_indexed_in_part"] == 0
     for name in ("testset.jsonl", "negatives.jsonl"):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
     assert (outs[0] / "index" / "chunks.faiss").exists()
 
 
-@pytest.mark.model("all-minilm-l6-v2")
+@pytest.mark.model("use-multilingual-v3", "all-minilm-l6-v2")
 @pytest.mark.default_judge
 def test_default_judge_writes_a_test_set_that_retrieves_and_scores(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "gen"
@@ -178,8 +180,13 @@ def test_default_judge_writes_a_test_set_that_retrieves_and_scores(corpus: Path,
             assert n["context_relevance"] == 0 and not n["context_id"].startswith(source["reference_doc_ids"][0] + "#")
 
     retrieved = tmp_path / "retrieved.jsonl"
-    done = CliRunner().invoke(cli, ["retrieve", str(out / "testset.jsonl"), "--index", str(out / "index"), "-o",
-                                    str(retrieved), "-k", "2"], catch_exceptions=False)
+    retrieve = ["retrieve", str(out / "testset.jsonl"), "--index", str(out / "index"), "-o", str(retrieved), "-k", "2"]
+    # the index records its embedder (the multilingual one: a chunk is Chinese); another size is refused
+    wrong = CliRunner().invoke(cli, [*retrieve, "--embedder", "all-minilm-l6-v2"], catch_exceptions=False)
+    assert wrong.exit_code == 2 and len(wrong.output.strip().splitlines()) == 1, wrong.output
+    assert "vectors of 384 numbers" in wrong.output and "(use-multilingual-v3)" in wrong.output, wrong.output
+    assert not retrieved.exists()
+    done = CliRunner().invoke(cli, retrieve, catch_exceptions=False)
     assert done.exit_code == 0, done.output
     scored = CliRunner().invoke(cli, ["score", str(retrieved), "-m", "hit@2", "-o", str(tmp_path / "s"), "-q"],
                                 catch_exceptions=False)

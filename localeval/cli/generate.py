@@ -54,7 +54,8 @@ def generate(corpus: Path, out_dir: Path, count: int | None, top_k: int, chunk_s
 @click.option("-o", "--out", "out_path", required=True, type=OutPath(dir_okay=False, path_type=Path),
               help="The test set with `contexts` filled in.")
 @click.option("-k", "--top-k", type=click.IntRange(min=1), default=5, show_default=True, help="Contexts per question.")
-@click.option("--embedder", help="Must be the embedder the index was built with. Env: LOCALEVAL_EMBEDDER.")
+@click.option("--embedder", help="Default: the embedder the index was built with (generation.json names it); "
+                                 "LOCALEVAL_EMBEDDER for an index that does not record one.")
 @user_errors
 def retrieve(testset: Path, index_dir: Path, out_path: Path, top_k: int, embedder: str | None) -> None:
     """Baseline retriever: fill each question's `contexts` from the faiss index, to score a baseline end to end."""

@@ -14,9 +14,9 @@ none of those shapes foresaw, a sentence that speaks the checker's language (a v
 for the checking task). A sentence with one of them is removed (with a lead-in such as "P.S." before it);
 a forged turn is removed with everything after it up to the end of its paragraph (the turn's content goes
 with it); an HTML comment, which no reader sees, is removed whole. In an answer whose sentences are checked
-as claims, only a turn's marker and an unclosed comment's opening go (`screen(..., claims=True)`). Those forged sentences matter even when
-the judge does not obey them: left in an answer, each is one more "statement" a lenient judge calls
-supported, which lifts the answer's faithfulness towards 1. What was removed is reported (faithfulness
+as claims, only a turn's marker and an unclosed comment's opening go (`screen(..., claims=True)`). Those
+forged sentences matter even when the judge does not obey them: left in an answer, each is one more
+"statement" a lenient judge calls supported, which lifts the answer's faithfulness towards 1. What was removed is reported (faithfulness
 lists it in its details), so a user sees every cut.
 
 Each pattern is narrow enough not to fire on ordinary prose: over the answers and passages of the dev sets

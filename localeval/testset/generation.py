@@ -24,6 +24,7 @@ from ..atomic import AtomicFiles, one_run_at_a_time
 from ..errors import JudgeError
 from ..files import check_output_dir, dumps
 from ..judge.config import JudgeOptions
+from ..judge.prompts import detect_lang
 from ..model_kit import ModelKit
 from ..progress import Progress
 from .corpus import Chunk, chunk_documents, read_corpus
@@ -71,12 +72,19 @@ def generate(corpus: Path, out_dir: Path, options: GenerateOptions, progress: bo
 
 def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: ModelKit, progress: bool) -> dict[str, Any]:
     """generate, in the output folder it holds."""
-    kit.check(embedder=True)  # every option checked before the embedder and the judge load
     docs = read_corpus(corpus)
     chunks = chunk_documents(docs, options.chunk_size, options.overlap)
-    index = ChunkIndex.build(chunks, kit.embedder.encode([c.text for c in chunks]), options.index)
+    texts = [c.text for c in chunks]
+    # one embedder for the whole index, and the one the scoring metrics give Chinese where any chunk is
+    # Chinese (the registry's multilingual model reads English too): an English-only model's vectors of
+    # Chinese text are near random, and would drop good questions at the retrieval filter
+    language = corpus_lang(texts, options.judge.lang)
+    kit.check(embedder=True, lang=language)  # every option checked before the embedder and the judge load
+    named = kit.embedder_choice(language)
+    embedder = kit.embedder_for(language)
+    index = ChunkIndex.build(chunks, embedder.encode(texts), options.index, named)
     # a chunk longer than the embedder reads is indexed by its start: counted, so a user can cut smaller
-    indexed_in_part = sum(kit.embedder.cut([c.text for c in chunks]))
+    indexed_in_part = sum(embedder.cut(texts))
     rng = np.random.default_rng(options.seed)
     sampled = _sample(chunks, options.n, rng)
     meter = Progress(len(sampled), label="generating") if progress else None
@@ -95,7 +103,7 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
                 first_error = first_error or (qa if isinstance(qa, JudgeError) else None)
                 continue
             question, answer, lang = qa
-            vector = kit.embedder.encode([question])
+            vector = embedder.encode([question])
             hits = index.search(vector, options.top_k)[0]
             rank = doc_rank(hits, chunk.doc_id)
             if rank is None:
@@ -122,7 +130,8 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
         raise JudgeError(f"the judge could not answer for {counts['judge_errors']} of {counts['sampled']} chunks and no "
                          f"question was kept (first: {first_error}); give a larger --n-ctx or a smaller --chunk-size")
     report = {
-        "corpus": str(corpus), "documents": len(docs), "chunks": len(chunks), "chunks_indexed_in_part": indexed_in_part,
+        "corpus": str(corpus), "documents": len(docs), "chunks": len(chunks), "embedder": named,
+        "chunks_indexed_in_part": indexed_in_part,
         **counts,
         "options": {k: v for k, v in asdict(options).items() if k != "judge"}, "judge": options.judge.settings(),
         **kit.model_info(), "prompts": {"generate_question": kit.prompt_version("generate_question", "en")},
@@ -132,6 +141,13 @@ def _generated(corpus: Path, out_dir: Path, options: GenerateOptions, kit: Model
         row["provenance"] = {"model": report.get("judge_model"), "prompt": report["prompts"], "seed": options.seed}
     _write(out_dir, kept, negatives, report, index)
     return report
+
+
+def corpus_lang(texts: list[str], forced: str | None = None) -> str | None:
+    """"zh" when any text is Chinese (or --lang zh), else None (the embedder's default language)."""
+    if forced is not None:
+        return forced if forced == "zh" else None
+    return "zh" if any(detect_lang(text) == "zh" for text in texts) else None
 
 
 def _sample(chunks: list[Chunk], n: int | None, rng: np.random.Generator) -> list[Chunk]:

@@ -30,9 +30,13 @@ class ChunkIndex:
     chunks: list[Chunk]
     index: object  # faiss.Index
     kind: str
+    #: the embedder that wrote the vectors (a registry name or an absolute folder), which a search must use;
+    #: None in an index written before it was recorded
+    embedder: str | None = None
 
     @classmethod
-    def build(cls, chunks: list[Chunk], vectors: np.ndarray, kind: str = "flat") -> "ChunkIndex":
+    def build(cls, chunks: list[Chunk], vectors: np.ndarray, kind: str = "flat",
+              embedder: str | None = None) -> "ChunkIndex":
         import faiss
 
         if kind not in KINDS:
@@ -46,7 +50,7 @@ class ChunkIndex:
             index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         finally:
             faiss.omp_set_num_threads(threads)
-        return cls(chunks, index, kind)
+        return cls(chunks, index, kind, embedder)
 
     def search(self, queries: np.ndarray, k: int) -> list[list[tuple[Chunk, float]]]:
         """Top-k chunks per query vector, best first."""
@@ -72,7 +76,8 @@ class ChunkIndex:
             raise OutputError(f"cannot write {target}: {str(exc).splitlines()[0]}") from None
         with files.open(prefix + CHUNKS_FILE) as handle:
             for chunk in self.chunks:
-                handle.write(dumps({"id": chunk.id, "doc_id": chunk.doc_id, "text": chunk.text, "index": self.kind}) + "\n")
+                handle.write(dumps({"id": chunk.id, "doc_id": chunk.doc_id, "text": chunk.text, "index": self.kind,
+                                    **({"embedder": self.embedder} if self.embedder else {})}) + "\n")
 
     @classmethod
     def load(cls, folder: Path) -> "ChunkIndex":
@@ -81,13 +86,14 @@ class ChunkIndex:
         if not (folder / INDEX_FILE).is_file() or not (folder / CHUNKS_FILE).is_file():
             raise InputError(str(folder), None, None, f"holds no index; expected {INDEX_FILE} and {CHUNKS_FILE} "
                              "(written by `localeval generate`)")
-        chunks, kind = [], "flat"
+        chunks, kind, embedder = [], "flat", None
         source = str(folder / CHUNKS_FILE)
         for line, row in iter_jsonl(folder / CHUNKS_FILE):
             if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("id", "doc_id", "text")):
                 raise InputError(source, line, None, "expected {id, doc_id, text, index} as `localeval generate` writes it")
             chunks.append(Chunk(row["id"], row["doc_id"], row["text"]))
             kind = row.get("index", kind)
+            embedder = row.get("embedder", embedder)
         try:
             index = faiss.read_index(str(folder / INDEX_FILE))
         except RuntimeError as exc:
@@ -95,7 +101,7 @@ class ChunkIndex:
         if index.ntotal != len(chunks):
             raise InputError(str(folder), None, None, f"{INDEX_FILE} holds {index.ntotal} vectors but {CHUNKS_FILE} "
                              f"{len(chunks)} chunks; rebuild it with `localeval generate`")
-        return cls(chunks, index, kind)
+        return cls(chunks, index, kind, embedder if isinstance(embedder, str) else None)
 
 
 def doc_rank(hits: Sequence[tuple[Chunk, float]], doc_id: str) -> int | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..atomic import write_text_atomic
 from ..data.loading import read_samples, validate_file
+from ..errors import OptionError
 from ..files import check_output_file, dumps
 from ..judge.config import JudgeOptions
 from ..model_kit import ModelKit
@@ -16,12 +17,18 @@ from .index import ChunkIndex
 def retrieve(testset: Path, index_dir: Path, out: Path, k: int = 5, embedder: str | None = None) -> int:
     """Fill `contexts` with the index's top-k chunks ({id: document id, text}), a baseline retriever."""
     check_output_file(out)
-    kit = ModelKit.of(JudgeOptions(embedder=embedder))
-    kit.check(embedder=True, judge=False)  # before anything loads
-    validate_file(testset)
     index = ChunkIndex.load(index_dir)
+    # the index's own embedder unless one is named: its vectors are that model's
+    kit = ModelKit.of(JudgeOptions(embedder=embedder or index.embedder))
+    kit.check(embedder=True, judge=False)  # before any model loads
+    validate_file(testset)
     samples = list(read_samples(testset))
-    hits = index.search(kit.embedder.encode([s.question for s in samples]), k)
+    queries = kit.embedder.encode([s.question for s in samples])
+    if queries.shape[1] != index.index.d:  # type: ignore[attr-defined]
+        raise OptionError(f"--embedder {kit.embedder.name} writes vectors of {queries.shape[1]} numbers, but the index "
+                          f"in {index_dir} holds vectors of {index.index.d}: leave --embedder out to search with "  # type: ignore[attr-defined]
+                          f"the one it was built with{f' ({index.embedder})' if index.embedder else ''}")
+    hits = index.search(queries, k)
     rows = []
     for sample, found in zip(samples, hits):
         record = dict(sample.record)
