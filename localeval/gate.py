@@ -7,7 +7,10 @@ interval clears the bar. The interval is the PPI one where the run has human lab
 a seeded percentile bootstrap (stats/intervals.py); which one was used is part of every result.
 
 A column no sample was scored on, or one too small for an interval, fails its threshold (with the
-reason) rather than passing by default: an empty gate must not be green. A value equal to the threshold
+reason) rather than passing by default: an empty gate must not be green. A skipped sample (no contexts, an
+answer that is only text aimed at the judge) is not in the mean, so with `max_skipped` a column fails when
+more than that share of the run's samples were skipped for it: a gate should not pass on the few samples a
+broken pipeline, or an answer written to be skipped, left scored. How many were skipped is always shown. A value equal to the threshold
 up to float rounding (relative 1e-9) meets it, so a mean of exactly 17/20 passes `--min x=0.85`.
 """
 
@@ -95,7 +98,7 @@ def parse_thresholds(mins: Mapping[str, object] | list[str] | tuple[str, ...] = 
 
 
 def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_boot: int = DEFAULT_BOOTSTRAP,
-              confidence: float = 0.95, seed: int = 0) -> GateResult:
+              confidence: float = 0.95, seed: int = 0, max_skipped: float | None = None) -> GateResult:
     """Every threshold against RUN_DIR (summary.json, and samples.jsonl when a bootstrap is needed)."""
     from .results.runs import load_calibration, load_run, load_summary, unknown_column
     from .stats.intervals import bootstrap_interval, ppi_interval
@@ -108,6 +111,8 @@ def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_bo
         raise OptionError(f"--confidence {confidence}: give a level between 0 and 1, e.g. 0.95")
     if seed < 0:
         raise OptionError(f"--seed {seed}: give a seed of 0 or more")
+    if max_skipped is not None and not 0.0 <= max_skipped <= 1.0:  # the CLI's range, for assert_scores
+        raise OptionError(f"--max-skipped {max_skipped}: give a share of the samples between 0 and 1, e.g. 0.05")
     summary = load_summary(run_dir)
     columns = summary["metrics"]
     for t in thresholds:
@@ -118,10 +123,15 @@ def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_bo
     checks = []
     for t in thresholds:
         entry = columns[t.column]
+        too_many = _too_many_skipped(entry, max_skipped)
+        if too_many:
+            compared = "mean" if on == "mean" else ("ci-low" if t.bound == "min" else "ci-high")
+            checks.append(CheckResult(t, entry.get("mean"), compared, too_many, False, None))
+            continue
         if on == "mean":
             value = entry.get("mean")
-            checks.append(_judged(t, value, "mean", f"mean of {entry.get('n', 0)} scored samples",
-                                  None if value is not None else "no sample was scored"))
+            checks.append(_judged(t, value, "mean", f"mean of {entry.get('n', 0)} scored samples{_skipped(entry)}",
+                                  None if value is not None else f"no sample was scored{_skipped(entry)}"))
             continue
         interval: Interval | None = ppi_interval(summary, calibration, t.column, confidence=confidence)
         if interval is None:
@@ -133,8 +143,24 @@ def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_bo
                                                                      "an interval needs at least 2"))
             continue
         value = interval.low if t.bound == "min" else interval.high
-        checks.append(_judged(t, value, compared, f"{interval.confidence:.0%} {interval.method}", None))
+        checks.append(_judged(t, value, compared, f"{interval.confidence:.0%} {interval.method}{_skipped(entry)}", None))
     return GateResult(run=str(run_dir), on=on, checks=checks)
+
+
+def _skipped(entry: Mapping[str, object]) -> str:
+    skipped = int(entry.get("n_skipped", 0) or 0)  # type: ignore[call-overload]
+    return f", {skipped} skipped" if skipped else ""
+
+
+def _too_many_skipped(entry: Mapping[str, object], max_skipped: float | None) -> str | None:
+    """Why a column fails --max-skipped, or None."""
+    scored, skipped = int(entry.get("n", 0) or 0), int(entry.get("n_skipped", 0) or 0)  # type: ignore[call-overload]
+    if max_skipped is None or not scored + skipped:
+        return None
+    share = skipped / (scored + skipped)
+    if share <= max_skipped or math.isclose(share, max_skipped, rel_tol=1e-9):
+        return None
+    return f"{skipped} of {scored + skipped} samples skipped ({share:.0%}), more than --max-skipped {max_skipped:g}"
 
 
 def _judged(t: Threshold, value: float | None, compared: str, method: str, problem: str | None) -> CheckResult:

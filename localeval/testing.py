@@ -17,7 +17,8 @@ from .gate import DEFAULT_BOOTSTRAP, GateResult, check_run, parse_thresholds
 
 def assert_scores(run_dir: str | Path, min: Mapping[str, float] | None = None,  # noqa: A002 - mirrors --min
                   max: Mapping[str, float] | None = None, on: str = "mean",  # noqa: A002 - mirrors --max
-                  n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95, seed: int = 0) -> GateResult:
+                  n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = 0.95, seed: int = 0,
+                  max_skipped: float | None = None) -> GateResult:
     """Raise AssertionError (with the check table) unless every threshold holds; return the result otherwise.
 
     A threshold on a column the run does not have, or a run folder that is missing, raises the library's
@@ -25,7 +26,7 @@ def assert_scores(run_dir: str | Path, min: Mapping[str, float] | None = None,  
     """
     from .cli.tables import check_table
 
-    result = check_run(Path(run_dir), parse_thresholds(min or {}, max or {}), on, n_boot, confidence, seed)
+    result = check_run(Path(run_dir), parse_thresholds(min or {}, max or {}), on, n_boot, confidence, seed, max_skipped)
     if not result.passed:
         raise AssertionError(f"quality gate failed:\n{check_table(result)}")
     return result

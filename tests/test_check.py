@@ -137,12 +137,28 @@ def test_assert_scores_for_pytest_gates(run_a: Path) -> None:
             assert_scores(run_a, min={"mrr": 0.5}, on="ci-low", confidence=confidence)
 
 
+def test_max_skipped_fails_a_column_whose_mean_leaves_out_too_many_samples(run_a: Path) -> None:
+    # en-orwell's contexts have no ids: mrr skips 1 of 6 samples, and its mean of the other 5 would pass
+    done = check(str(run_a), "--min", "mrr=0.5", "--min", "rouge_l.f=0")
+    assert done.returncode == 0 and "mean of 5 scored samples, 1 skipped" in done.stdout, done.stdout
+    done = check(str(run_a), "--min", "mrr=0.5", "--min", "rouge_l.f=0", "--max-skipped", "0.1")
+    assert done.returncode == 1, done.stdout
+    assert "1 of 1 threshold(s) failed" not in done.stdout and "1 of 2 threshold(s) failed" in done.stdout
+    assert "mrr below 0.5 (1 of 6 samples skipped (17%), more than --max-skipped 0.1)" in done.stdout
+    assert check(str(run_a), "--min", "mrr=0.5", "--max-skipped", "0.2").returncode == 0
+    assert check(str(run_a), "--min", "mrr=0.5", "--max-skipped", "1.5").returncode == 2
+    with pytest.raises(AssertionError, match="more than --max-skipped 0"):
+        assert_scores(run_a, min={"mrr": 0.5}, max_skipped=0.0)
+    with pytest.raises(OptionError, match="--max-skipped -1"):
+        assert_scores(run_a, min={"mrr": 0.5}, max_skipped=-1)
+
+
 def test_a_column_nobody_scored_fails_rather_than_passes(tmp_path: Path) -> None:
     records = [{k: v for k, v in r.items() if k != "reference_doc_ids"} for r in SYSTEM_A]  # retrieval skips all
     run = classical_run(tmp_path, records, "noref")
     done = check(str(run), "--min", "mrr=0", "--min", "rouge_l.f=0")
     assert done.returncode == 1
-    assert "mrr below 0 (no sample was scored)" in done.stdout
+    assert "mrr below 0 (no sample was scored, 6 skipped)" in done.stdout
     with pytest.raises(AssertionError):
         assert_scores(run, min={"mrr": 0.0}, on="ci-low")
 
