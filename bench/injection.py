@@ -927,7 +927,7 @@ def main() -> None:
         chosen = set(args.rounds.split(","))
         pairs = pairs if "bench" in chosen else []
         held_out = {name: variants for name, variants in held_out.items() if name in chosen}
-        wanted = {b for b, _ in pairs} | {i for variants in held_out.values() for pair in variants for i in pair}
+        wanted = {i for variants in [pairs, *held_out.values()] for pair in variants for i in pair}
         rows = [row for row in rows if row["id"] in wanted]
     with harness.model_lock():
         result = evaluate(rows, ["faithfulness"], MetricOptions(judge=judge, **options))
