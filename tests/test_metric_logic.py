@@ -128,6 +128,18 @@ def test_a_sentence_longer_than_the_window_is_cut_into_pieces_not_the_sample_los
     assert all(backend.prompt_tokens(call.text) <= 400 for call in backend.calls)
 
 
+def test_the_window_leaves_room_for_the_statement_longest_in_tokens_not_in_characters(tmp_path: Path) -> None:
+    # "Supercalifragilisticexpialidocious." is the longest in characters (2 tokens), "A, b, c, d, e, f, g." in
+    # tokens (14): room kept for the first let the second's prompts run past n_ctx
+    statements = ["Supercalifragilisticexpialidocious.", "A, b, c, d, e, f, g."]
+    record = dict(RECORD, question="What?", answer=" ".join(statements),
+                  contexts=[" ".join(f"Word{i} a b c d e f g Supercalifragilisticexpialidocious." for i in range(40))])
+    backend = FakeBackend(split_answer, supported_by_word_share, n_ctx=300)
+    outcome = measure("faithfulness", record, backend, tmp_path / "c.sqlite", faithfulness_evidence="context")
+    assert isinstance(outcome, Measurement) and outcome.details["windows"] > 1
+    assert max(backend.prompt_tokens(call.text) for call in backend.calls) <= 300
+
+
 def test_a_statement_the_passages_do_not_mention_is_checked_against_them_whole(tmp_path: Path) -> None:
     # "Barack Obama was born in Kenya." names nothing the passages name: no sentence is related to it, so the
     # judge reads the whole passages for it (and the hold keeps it from raising the mean), never a free pass

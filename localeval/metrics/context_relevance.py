@@ -89,7 +89,7 @@ class ContextRelevance(VerdictMetric):
         return Measurement({self.name: len(needed) / len(sentences)}, details)
 
     def _probabilities(self, sample: Sample, lang: str, sentences: list[str]) -> Flow[Outcome]:
-        longest = max(sentences, key=len)
+        longest = max(sentences, key=self.kit.judge.count_tokens)
         windows = self._windows(sentences, "sentence_relevant", lang, question=sample.question, passages="",
                                 sentence=longest)
         asks = []

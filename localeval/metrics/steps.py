@@ -285,7 +285,7 @@ def support(kit: ModelKit, lang: str, statements: Sequence[str], passages: Seque
                                     verdict=verdict, question=question))
     judge = kit.judge
     name = VERDICTS[verdict]
-    longest = max(statements, key=len, default="")
+    longest = max(statements, key=judge.count_tokens, default="")  # in tokens: a short Chinese one may be longest
     budget = judge.context_budget(kit.prompt(name, lang, context="", statement=longest, question=question))
     sentences = split_sentences(joined(passages))
     per_statement = [judge.windows(select_evidence(statement, sentences), budget) for statement in statements]
@@ -303,7 +303,7 @@ def entailed(kit: ModelKit, lang: str, name: str, slot: str, statements: Sequenc
     and the longest statement, so two metrics that ask about the same statements ask the same questions,
     which the judge answers once."""
     judge = kit.judge
-    longest = max(statements, key=len, default="")
+    longest = max(statements, key=judge.count_tokens, default="")
     budget = judge.context_budget(kit.prompt(name, lang, **{slot: ""}, statement=longest, **variables))
     chunks = judge.windows(text, budget)
     pairs = [(chunk, i) for chunk in chunks for i in range(len(statements))]
