@@ -140,7 +140,7 @@ def _speaks_the_checkers_language(sentence: str) -> bool:
     return len(task) >= 2 or (len(task) == 1 and _TO_THE_READER.search(sentence) is not None)
 
 
-#: Text a reader never sees: an HTML comment, cut whole wherever it is.
+#: Text a reader never sees: an HTML comment, cut whole wherever it is (one left open, to its paragraph's end).
 HIDDEN = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
@@ -181,8 +181,13 @@ def screen(text: str, claims: bool = False) -> Screened:
     makes support harder to find, so there the whole forged reply goes."""
     cuts: list[tuple[int, int]] = []
     for hidden in HIDDEN.finditer(text):
-        cuts.append((hidden.start(), hidden.start() + 4) if claims and not hidden.group().endswith("-->")
-                    else hidden.span())
+        if hidden.group().endswith("-->"):
+            cuts.append(hidden.span())
+        elif claims:
+            cuts.append((hidden.start(), hidden.start() + 4))
+        else:  # an unclosed comment hides the rest of its paragraph, not the passages joined after it
+            end = _PARAGRAPH_END.search(text, hidden.start())
+            cuts.append((hidden.start(), end.start() if end else len(text)))
     for turn in FORGED_TURN.finditer(text):
         if _inside(turn.start(), cuts):
             continue
