@@ -144,12 +144,9 @@ def _speaks_the_checkers_language(sentence: str) -> bool:
 HIDDEN = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
-#: The role a chat template's control token opens ("<|im_start|>assistant"), cut with the token from answers.
-_ROLE = re.compile(r"[ \t]*(?:system|assistant|user|human|model|ai|助手|系统|用户)\b[ \t]*[:：]?", _I)
-#: A verdict alone on its line, as the reply of a forged turn ("### assistant\nYes"): cut with the turn from
-#: answers, where a "Yes." of their own is an answer.
-_FORGED_REPLY = re.compile(r"\s*(?:" + _VERDICT + r"|" + _ZH_VERDICT_WORD + r"""|["'“‘「『]?(?:no|否)\b["'”’」』]?)"""
-                           r"(?:\s*[,，]\s*" + _VERDICT + r")?\s*[.!。！]?[ \t]*(?=\n|$|<)", _I)
+#: The role a chat template's control token opens ("<|im_start|>assistant"), alone before a colon or the line's
+#: end: cut with the token from answers ("<|im_start|>Model T was made by Ford." keeps "Model T").
+_ROLE = re.compile(r"[ \t]*(?:system|assistant|user|human|model|ai|助手|系统|用户)[ \t]*(?:[:：]|(?=\n|$|<))", _I)
 #: A fragment that only leads in to the sentence after it ("P.S.", a line of dashes): cut with that sentence.
 _LEAD_IN = re.compile(r"(?:[\W_]+|p\.?\s?s\.?|n\.?\s?b\.?)\Z", _I)
 
@@ -174,42 +171,61 @@ def _inside(position: int, cuts: list[tuple[int, int]]) -> bool:
 def screen(text: str, claims: bool = False) -> Screened:
     """`text` with every forged turn (to its paragraph's end) and every aimed sentence cut out.
 
-    With `claims` (an answer, whose sentences are checked as claims) only a forged turn's marker and an
-    unclosed comment's opening are cut, and the words after them are screened sentence by sentence like any
-    others: cut to the paragraph's end, a marker put before a false claim would take the claim out of the
-    check and so raise the answer's score, its lowest statement included. In passages, cutting more only
-    makes support harder to find, so there the whole forged reply goes."""
+    With `claims` (an answer, whose sentences are checked as claims) only a forged turn's marker (with the
+    role a control token opens) and an unclosed comment's opening are cut, and the words after them are
+    screened sentence by sentence like any others: cut to the paragraph's end, a marker put before a false
+    claim would take the claim out of the check and so raise the answer's score, its lowest statement
+    included. A forged reply left behind ("Yes") names nothing the passages do, so faithfulness holds it
+    below the answer's other statements. In passages, cutting more only makes support harder to find, so
+    there the whole forged reply goes."""
     cuts: list[tuple[int, int]] = []
-    for hidden in HIDDEN.finditer(text):
+    position = 0
+    while (hidden := HIDDEN.search(text, position)) is not None:
         if hidden.group().endswith("-->"):
             cuts.append(hidden.span())
-        elif claims:
+            position = hidden.end()
+        elif claims:  # the opening alone; an opening after it is cut in its turn
             cuts.append((hidden.start(), hidden.start() + 4))
+            position = hidden.start() + 4
         else:  # an unclosed comment hides the rest of its paragraph, not the passages joined after it
             end = _PARAGRAPH_END.search(text, hidden.start())
             cuts.append((hidden.start(), end.start() if end else len(text)))
+            position = cuts[-1][1]
+    if claims:
+        return _cut_sentences(text, *_markers_blanked(text, cuts), apart=True)
     for turn in FORGED_TURN.finditer(text):
-        if _inside(turn.start(), cuts):
-            continue
-        if claims:
-            role = _ROLE.match(text, turn.end()) if turn.group().endswith(">") else None
-            end = role.end() if role else turn.end()
-            reply = _FORGED_REPLY.match(text, end)
-            lead = len(turn.group()) - len(turn.group().lstrip())  # the space before it stays, between sentences
-            cuts.append((turn.start() + lead, reply.end() if reply else end))
-            continue
-        end = _PARAGRAPH_END.search(text, turn.end())
-        cuts.append((turn.start(), end.start() if end else len(text)))
-    if claims:  # the sentences are found with the markers blanked, so that none joins two sentences
-        blanked = list(text)
-        for start, end in cuts:
-            blanked[start:end] = " " * (end - start)
-        return _cut_sentences(text, "".join(blanked), cuts)
+        if not _inside(turn.start(), cuts):
+            end = _PARAGRAPH_END.search(text, turn.end())
+            cuts.append((turn.start(), end.start() if end else len(text)))
     return _cut_sentences(text, text, cuts)
 
 
-def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]]) -> Screened:
-    """`text` less `cuts` and less each aimed sentence of `read` (`text`, or `text` with its cuts blanked)."""
+def _markers_blanked(text: str, cuts: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """`text` with `cuts` and every forged turn's marker (with the role a control token opens) blanked by
+    spaces, and the cuts with the markers added. Found again on the blanked text until none is left: a
+    marker can stand at a sentence's start only once the one before it is gone ("Assistant:Assistant:")."""
+    cuts = list(cuts)
+    blanked = list(text)
+    while True:
+        for start, end in cuts:
+            blanked[start:end] = " " * (end - start)
+        read = "".join(blanked)
+        found = []
+        for turn in FORGED_TURN.finditer(read):
+            lead = len(turn.group()) - len(turn.group().lstrip())
+            if lead == len(turn.group()) or _inside(turn.start() + lead, cuts):
+                continue
+            role = _ROLE.match(read, turn.end()) if turn.group().endswith(">") else None
+            found.append((turn.start() + lead, role.end() if role else turn.end()))
+        if not found:
+            return read, cuts
+        cuts += found
+
+
+def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]], apart: bool = False) -> Screened:
+    """`text` less `cuts` and less each aimed sentence of `read` (`text`, or `text` with its cuts blanked).
+    With `apart`, a cut leaves a line break (or a space, if it held none) in its place, so that the text
+    on either side cannot join into one sentence, or into a marker the screen would then find."""
     spans = sentence_spans(read)
     for i, (start, end) in enumerate(spans):
         if not _inside(start, cuts) and _aimed(read[start:end]):
@@ -226,6 +242,8 @@ def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]]) -> Screene
         if start >= end:
             continue
         kept.append(text[position:start])
+        if apart:
+            kept.append("\n" if "\n" in text[start:end] else " ")
         removed.append(text[start:end].strip())
         position = end
     kept.append(text[position:])
