@@ -285,13 +285,22 @@ def support(kit: ModelKit, lang: str, statements: Sequence[str], passages: Seque
                                     verdict=verdict, question=question))
     judge = kit.judge
     name = VERDICTS[verdict]
-    longest = max(statements, key=judge.count_tokens, default="")  # in tokens: a short Chinese one may be longest
+    longest = longest_in_tokens(kit, statements, name, lang, context="", question=question)
     budget = judge.context_budget(kit.prompt(name, lang, context="", statement=longest, question=question))
     sentences = split_sentences(joined(passages))
     per_statement = [judge.windows(select_evidence(statement, sentences), budget) for statement in statements]
     pairs = [(chunk, i) for i, chunks in enumerate(per_statement) for chunk in chunks]
     best = yield from _best_verdicts(kit, lang, name, "context", statements, pairs, verdict, question=question)
     return best, max(len(chunks) for chunks in per_statement)
+
+
+def longest_in_tokens(kit: ModelKit, statements: Sequence[str], name: str, lang: str, **slots: object) -> str:
+    """The statement that takes most of prompt `name`'s window, counted in the tokens of the judge that
+    answers it: a statement short in characters may be long in tokens (Chinese, numbers), and a classifier
+    judge counts with its own tokenizer (asking the GGUF judge's would load it for nothing)."""
+    empty = kit.judge.context_budget(kit.prompt(name, lang, statement="", **slots))
+    count = getattr(empty, "count_tokens", None) or kit.judge.count_tokens
+    return max(statements, key=count, default="")
 
 
 def entailed(kit: ModelKit, lang: str, name: str, slot: str, statements: Sequence[str], text: str, *,
@@ -303,7 +312,7 @@ def entailed(kit: ModelKit, lang: str, name: str, slot: str, statements: Sequenc
     and the longest statement, so two metrics that ask about the same statements ask the same questions,
     which the judge answers once."""
     judge = kit.judge
-    longest = max(statements, key=judge.count_tokens, default="")
+    longest = longest_in_tokens(kit, statements, name, lang, **{slot: ""}, **variables)
     budget = judge.context_budget(kit.prompt(name, lang, **{slot: ""}, statement=longest, **variables))
     chunks = judge.windows(text, budget)
     pairs = [(chunk, i) for chunk in chunks for i in range(len(statements))]
