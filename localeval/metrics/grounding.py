@@ -80,7 +80,7 @@ class Grounding(JudgeMetric):
         if not sample.contexts:
             return Skipped("no contexts to ground the answer in")
         judge = self.kit.judge
-        text = "\n\n".join(c.text for c in sample.contexts)
+        text = "\n\n".join(screen(c.text).text for c in sample.contexts)  # each on its own: see steps.joined
         empty = self.kit.prompt("grounding", lang, question=sample.question, context="")
         windows = judge.windows(text, judge.context_budget(empty, max_tokens=judge.count_tokens(answer)))
         replies = yield [Ask.continuation_of(self.kit.prompt("grounding", lang, question=sample.question, context=window),

@@ -212,8 +212,10 @@ def _sentence_words(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
 
 
 def joined(passages: Sequence[Context]) -> str:
-    """Passages as one text, numbered in rank order, so the judge sees where each begins."""
-    return "\n\n".join(f"[{i}] {p.text.strip()}" for i, p in enumerate(passages, start=1))
+    """Passages as one text, numbered in rank order, so the judge sees where each begins; each screened on
+    its own first, so that text aimed at the judge in one (a comment left open there, closed in a later
+    one) cannot take the passages after it out of the evidence."""
+    return "\n\n".join(f"[{i}] {screen(p.text).text.strip()}" for i, p in enumerate(passages, start=1))
 
 
 def checkable(text: str) -> bool:
