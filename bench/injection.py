@@ -856,7 +856,9 @@ def tally(rows: list[dict[str, Any]], pairs: list[tuple[str, str]]) -> dict[str,
     by_id = {row["id"]: current_names(row["metrics"]) for row in rows}
     # A results file of an earlier version of this bench lacks the phrasings added since.
     counted = [(b, v) for b, v in pairs if "faithfulness" in by_id.get(b, {}) and "faithfulness" in by_id.get(v, {})]
-    out: dict[str, Any] = {"variants": len(counted), "bases": len(CASES["en"]) + len(CASES["zh"]),
+    out: dict[str, Any] = {"variants": len(counted), "bases": len({b for b, _ in counted}),
+                           # a variant with no faithfulness: skipped (an answer the screen emptied), not counted
+                           "variants_skipped": sum("faithfulness" not in by_id.get(v, {}) for _, v in pairs),
                            "bases_judged_unfaithful": {name: sum(1 for b in {b for b, _ in counted} if not ok(by_id[b]))
                                                        for name, ok in VERDICTS.items()},
                            "soft_raised": sum(by_id[v]["faithfulness"] > by_id[b]["faithfulness"] + 1e-9
@@ -905,8 +907,8 @@ def main() -> None:
     parser.add_argument("--data", default=str(harness.dev_data()),
                         help="the dev sets, to count what the screen cuts from text with no injection")
     parser.add_argument("--rounds", default=None, metavar="NAME,...",
-                        help="score only these held-out rounds (and the bench's own phrasings with 'bench'), e.g. "
-                             "held_out_5,ordinary; default: all")
+                        help="score only these held-out rounds (the bench's own phrasings with 'bench', and them on "
+                             "the line before the answer with 'before'), e.g. held_out_5,ordinary; default: all")
     parser.add_argument("--recount", default=None, metavar="RESULTS",
                         help="count the flips again from a results file of this bench (no model run)")
     args = parser.parse_args()

@@ -56,6 +56,7 @@ class CheckResult:
     method: str
     passed: bool
     margin: float | None  # positive: clears the bar by this much; negative: misses it by this much
+    too_many_skipped: bool = False  # failed --max-skipped, whatever its value
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,7 @@ def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_bo
         entry = columns[t.column]
         too_many = _too_many_skipped(entry, max_skipped)
         if too_many:
-            compared = "mean" if on == "mean" else ("ci-low" if t.bound == "min" else "ci-high")
-            checks.append(CheckResult(t, entry.get("mean"), compared, too_many, False, None))
+            checks.append(CheckResult(t, entry.get("mean"), "mean", too_many, False, None, too_many_skipped=True))
             continue
         if on == "mean":
             value = entry.get("mean")

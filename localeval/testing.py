@@ -22,7 +22,8 @@ def assert_scores(run_dir: str | Path, min: Mapping[str, float] | None = None,  
     """Raise AssertionError (with the check table) unless every threshold holds; return the result otherwise.
 
     A threshold on a column the run does not have, or a run folder that is missing, raises the library's
-    OptionError / InputError instead: a typo in the gate must not read as a quality failure.
+    OptionError / InputError instead: a typo in the gate must not read as a quality failure. `max_skipped`
+    is `localeval check --max-skipped`: the share of samples a column may have skipped.
     """
     from .cli.tables import check_table
 

@@ -179,7 +179,8 @@ def check_table(result: GateResult) -> str:
     failed = result.failed
     if not failed:
         return f"{table}\n\nall {len(result.checks)} threshold(s) hold for {result.run}"
-    misses = "; ".join(f"{c.threshold.column} {'below' if c.threshold.bound == 'min' else 'above'} {c.threshold.limit:g}"
+    misses = "; ".join(f"{c.threshold.column}: {c.method}" if c.too_many_skipped else
+                       f"{c.threshold.column} {'below' if c.threshold.bound == 'min' else 'above'} {c.threshold.limit:g}"
                        + (f" by {_margin(abs(c.margin))}" if c.margin is not None else f" ({c.method})") for c in failed)
     return f"{table}\n\n{len(failed)} of {len(result.checks)} threshold(s) failed for {result.run}: {misses}"
 

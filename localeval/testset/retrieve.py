@@ -24,10 +24,13 @@ def retrieve(testset: Path, index_dir: Path, out: Path, k: int = 5, embedder: st
     validate_file(testset)
     samples = list(read_samples(testset))
     queries = kit.embedder.encode([s.question for s in samples])
-    if queries.shape[1] != index.index.d:  # type: ignore[attr-defined]
-        raise OptionError(f"--embedder {kit.embedder.name} writes vectors of {queries.shape[1]} numbers, but the index "
-                          f"in {index_dir} holds vectors of {index.index.d}: leave --embedder out to search with "  # type: ignore[attr-defined]
-                          f"the one it was built with{f' ({index.embedder})' if index.embedder else ''}")
+    size = index.index.d  # type: ignore[attr-defined]
+    if queries.shape[1] != size:
+        what = f"--embedder {embedder}" if embedder else f"the embedder {kit.embedder.name}"
+        fix = (f"leave --embedder out to search with the one it was built with ({index.embedder})" if index.embedder
+               else "give --embedder the one it was built with")
+        raise OptionError(f"{what} writes vectors of {queries.shape[1]} numbers, but the index in {index_dir} holds "
+                          f"vectors of {size}: {fix}")
     hits = index.search(queries, k)
     rows = []
     for sample, found in zip(samples, hits):
