@@ -202,13 +202,15 @@ def screen(text: str, claims: bool = False) -> Screened:
 
 def _markers_blanked(text: str, cuts: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
     """`text` with `cuts` and every forged turn's marker (with the role a control token opens) blanked by
-    spaces, and the cuts with the markers added. Found again on the blanked text until none is left: a
-    marker can stand at a sentence's start only once the one before it is gone ("Assistant:Assistant:")."""
+    spaces (a line break stays one: the screened text keeps a line break where a cut held one, so a line
+    starts where it will start there), and the cuts with the markers added. Found again on the blanked text
+    until none is left: a marker can stand at a sentence's start only once the one before it is gone
+    ("Assistant:Assistant:")."""
     cuts = list(cuts)
     blanked = list(text)
     while True:
         for start, end in cuts:
-            blanked[start:end] = " " * (end - start)
+            blanked[start:end] = ["\n" if char == "\n" else " " for char in text[start:end]]
         read = "".join(blanked)
         found = []
         for turn in FORGED_TURN.finditer(read):
