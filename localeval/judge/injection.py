@@ -208,8 +208,9 @@ def _markers_blanked(text: str, cuts: list[tuple[int, int]]) -> tuple[str, list[
     ("Assistant:Assistant:")."""
     cuts = list(cuts)
     blanked = list(text)
+    found = list(cuts)
     while True:
-        for start, end in cuts:
+        for start, end in found:  # each cut blanked once, when it is found
             blanked[start:end] = ["\n" if char == "\n" else " " for char in text[start:end]]
         read = "".join(blanked)
         found = []
