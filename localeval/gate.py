@@ -10,8 +10,9 @@ A column no sample was scored on, or one too small for an interval, fails its th
 reason) rather than passing by default: an empty gate must not be green. A skipped sample (no contexts, an
 answer that is only text aimed at the judge) is not in the mean, so with `max_skipped` a column fails when
 more than that share of the run's samples were skipped for it: a gate should not pass on the few samples a
-broken pipeline, or an answer written to be skipped, left scored. How many were skipped is always shown. A value equal to the threshold
-up to float rounding (relative 1e-9) meets it, so a mean of exactly 17/20 passes `--min x=0.85`.
+broken pipeline, or an answer written to be skipped, left scored. How many were skipped is always shown.
+A value equal to the threshold up to float rounding (relative 1e-9) meets it, so a mean of exactly 17/20
+passes `--min x=0.85`.
 """
 
 from __future__ import annotations
@@ -147,14 +148,19 @@ def check_run(run_dir: Path, thresholds: list[Threshold], on: str = "mean", n_bo
     return GateResult(run=str(run_dir), on=on, checks=checks)
 
 
+def _count(entry: Mapping[str, object], key: str) -> int:
+    """A summary column's `n` or `n_skipped` (absent, or null, is 0)."""
+    return int(entry.get(key) or 0)  # type: ignore[call-overload]
+
+
 def _skipped(entry: Mapping[str, object]) -> str:
-    skipped = int(entry.get("n_skipped", 0) or 0)  # type: ignore[call-overload]
+    skipped = _count(entry, "n_skipped")
     return f", {skipped} skipped" if skipped else ""
 
 
 def _too_many_skipped(entry: Mapping[str, object], max_skipped: float | None) -> str | None:
     """Why a column fails --max-skipped, or None."""
-    scored, skipped = int(entry.get("n", 0) or 0), int(entry.get("n_skipped", 0) or 0)  # type: ignore[call-overload]
+    scored, skipped = _count(entry, "n"), _count(entry, "n_skipped")
     if max_skipped is None or not scored + skipped:
         return None
     share = skipped / (scored + skipped)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..gate import GateResult
+    from ..gate import CheckResult, GateResult
     from ..stats.compare import Comparison
 
 
@@ -179,10 +179,17 @@ def check_table(result: GateResult) -> str:
     failed = result.failed
     if not failed:
         return f"{table}\n\nall {len(result.checks)} threshold(s) hold for {result.run}"
-    misses = "; ".join(f"{c.threshold.column}: {c.method}" if c.too_many_skipped else
-                       f"{c.threshold.column} {'below' if c.threshold.bound == 'min' else 'above'} {c.threshold.limit:g}"
-                       + (f" by {_margin(abs(c.margin))}" if c.margin is not None else f" ({c.method})") for c in failed)
+    misses = "; ".join(_miss(c) for c in failed)
     return f"{table}\n\n{len(failed)} of {len(result.checks)} threshold(s) failed for {result.run}: {misses}"
+
+
+def _miss(check: CheckResult) -> str:
+    """One failed threshold in words: by how much it missed, or why it could not be compared."""
+    t = check.threshold
+    if check.too_many_skipped:
+        return f"{t.column}: {check.method}"
+    missed = f"{t.column} {'below' if t.bound == 'min' else 'above'} {t.limit:g}"
+    return missed + (f" by {_margin(abs(check.margin))}" if check.margin is not None else f" ({check.method})")
 
 
 def _margin(margin: float, sign: str = "") -> str:
