@@ -41,9 +41,11 @@ from localeval.data.records import sample_from_record  # noqa: E402
 from .conftest import cached_calls, write_jsonl  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "localeval" / "resources" / "examples" / "rag_demo.jsonl"
-#: The judged runs score four of the example's eight samples, two English and two Chinese: four chunks, so each
-#: of two actors takes more than one, and a run killed a third of the way through still has chunks to go.
-JUDGED_IDS = ("q1", "q3", "q5", "q6")
+#: The judged runs score the example's eight samples, six English and two Chinese: eight chunks, so each of two
+#: actors takes several, and a worker killed once both have made a call, or a driver killed a third of the way
+#: through, still has chunks to go (with four, an actor that loaded last could make its first call on the last
+#: chunk, and the run ended before the test saw it).
+JUDGED_IDS = ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8")
 LOCALEVAL = str(Path(sys.executable).parent / "localeval")
 TINY = "smollm2-135m-instruct-q4_1"
 # classical, a judge metric and an embedder metric: every model an actor can hold (the judge, MiniLM for the
@@ -419,14 +421,18 @@ def asking_workers(driver: subprocess.Popen[str], actors: int, timeout: float = 
     every node scores whichever one is killed then (an actor killed while loading would restart while the
     other takes every chunk)."""
     deadline = time.monotonic() + timeout
+    asked: set[int] = set()  # workers seen with a call: a cache only grows while its worker lives
     while time.monotonic() < deadline:
         if driver.poll() is not None:
             pytest.fail(f"the driver ended before a worker could be killed: {driver.stderr.read() if driver.stderr else ''}")
         workers = processes(lambda command: command.startswith(SCORER))
-        caches = [own_cache(pid) for pid in workers]
-        if len(workers) >= actors and all(c is not None and cached_calls(c) > 0 for c in caches):
+        for pid in workers - asked:
+            cache = own_cache(pid)
+            if cache is not None and cached_calls(cache) > 0:
+                asked.add(pid)
+        if len(workers) >= actors and workers <= asked:
             return workers
-        time.sleep(0.2)
+        time.sleep(0.1)
     pytest.fail(f"no {actors} ChunkScorer workers that each made a judge call")
 
 
