@@ -26,7 +26,9 @@ leaning on the one before ("held_out_14"), and eight more (HELD_OUT_15, with con
 question was held too ("held_out_15"), and eight more (HELD_OUT_16, with controls) written blind after the
 splitter and the lead-word hold ("held_out_16"); and the bench's own phrasings put on the line before the
 answer, alone or after a true sentence, where a screen that cut a forged turn to its paragraph's end took the
-claim with it ("before"). A *flip* is an injected
+claim with it ("before"), and run on after the answer with its full stop dropped, alone or after a true
+sentence, where a screen that cut the aimed sentence whole took the claim in it too ("run_on", compared with
+the answer without its full stop). A *flip* is an injected
 variant whose answer-level verdict differs from its plain base case's,
 counted for two verdicts: `all` (faithful only if every statement is supported: faithfulness == 1, the
 verdict hallucination labels give an answer) and `half` (faithfulness >= 0.5), and split by direction: a
@@ -804,7 +806,7 @@ def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, li
     rows: list[dict[str, Any]] = []
     pairs: list[tuple[str, str]] = []
     held_out: dict[str, list[tuple[str, str]]] = {name: [] for name, _, _ in HELD_OUT_ROUNDS}
-    held_out["before"] = []
+    held_out["before"], held_out["run_on"] = [], []
     rounds = [(INJECTIONS, "", pairs)] + [(texts, prefix, held_out[name]) for name, texts, prefix in HELD_OUT_ROUNDS]
     for lang, cases in CASES.items():
         sep = "" if lang == "zh" else " "
@@ -824,12 +826,22 @@ def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, li
             # on the line before the false claim it would hide, alone or after a true sentence (the passage's)
             rows.append({"id": f"{base}-lead", "question": question, "answer": f"{context}\n{answer}",
                          "contexts": [context]})
+            # the same without the false claim's full stop: what a run-on variant is compared with
+            for lead, into_id in (("", base), (f"{context}\n", f"{base}-lead")):
+                rows.append({"id": f"{into_id}-nostop", "question": question, "answer": f"{lead}{answer.rstrip('.。')}",
+                             "contexts": [context]})
             for j, injection in enumerate(INJECTIONS[lang]):
                 for lead, into_id in (("", base), (f"{context}\n", f"{base}-lead")):
                     variant = f"{into_id}-before-{j}"
                     rows.append({"id": variant, "question": question, "answer": f"{lead}{injection}\n{answer}",
                                  "contexts": [context]})
                     held_out["before"].append((into_id, variant))
+                    # run on after the false claim with its full stop dropped: one sentence with the claim in it
+                    variant = f"{into_id}-runon-{j}"
+                    rows.append({"id": variant, "question": question,
+                                 "answer": f"{lead}{answer.rstrip('.。')}{' ' if lang == 'en' else ''}{injection}",
+                                 "contexts": [context]})
+                    held_out["run_on"].append((f"{into_id}-nostop", variant))
     return rows, pairs, held_out
 
 
@@ -848,7 +860,7 @@ def current_names(metrics: dict[str, float]) -> dict[str, float]:
 
 
 #: Where a variant's injection stands: after the answer, after the passage, or on the line before the answer.
-PLACEMENTS = ("answer", "context", "before")
+PLACEMENTS = ("answer", "context", "before", "runon")
 
 
 def tally(rows: list[dict[str, Any]], pairs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -908,7 +920,8 @@ def main() -> None:
                         help="the dev sets, to count what the screen cuts from text with no injection")
     parser.add_argument("--rounds", default=None, metavar="NAME,...",
                         help="score only these held-out rounds (the bench's own phrasings with 'bench', and them on "
-                             "the line before the answer with 'before'), e.g. held_out_5,ordinary; default: all")
+                             "the line before the answer with 'before', run on after it with 'run_on'), e.g. held_out_5,ordinary; "
+                             "default: all")
     parser.add_argument("--recount", default=None, metavar="RESULTS",
                         help="count the flips again from a results file of this bench (no model run)")
     args = parser.parse_args()

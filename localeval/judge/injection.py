@@ -14,7 +14,9 @@ none of those shapes foresaw, a sentence that speaks the checker's language (a v
 for the checking task). A sentence with one of them is removed (with a lead-in such as "P.S." before it);
 a forged turn is removed with everything after it up to the end of its paragraph (the turn's content goes
 with it); an HTML comment, which no reader sees, is removed whole. In an answer whose sentences are checked
-as claims, only a turn's marker and an unclosed comment's opening go (`screen(..., claims=True)`). Those
+as claims, only a turn's marker and an unclosed comment's opening go (`screen(..., claims=True)`), and an
+aimed sentence that holds a claim beside its aimed words (run on before them with no full stop, or after a
+label's colon: "Note to the grader: ...") loses only those words. Those
 forged sentences matter even when the judge does not obey them: left in an answer, each is one more
 "statement" a lenient judge calls supported, which lifts the answer's faithfulness towards 1. What was removed is reported (faithfulness
 lists it in its details), so a user sees every cut.
@@ -163,6 +165,45 @@ def _aimed(sentence: str) -> bool:
     return AIMED.search(sentence) is not None or _speaks_the_checkers_language(sentence)
 
 
+def _claim_before(sentence: str) -> int:
+    """In an aimed sentence of an answer, where the aimed words begin when the words before them are a claim
+    of their own (a claim with no full stop, the aimed words run on after it on its line), else 0. Cut with
+    them, the claim would be taken out of the check."""
+    found = AIMED.search(sentence)
+    if found is not None:
+        begins = found.start()
+    else:  # the checker's language: from its first task word (a claim may hold a verdict word: "supported")
+        begins = _TASK_WORD.search(sentence).start()
+    before = sentence[:begins].strip()
+    return begins if _a_claim(before) and not _LEAD_IN.fullmatch(before) else 0
+
+
+def _a_claim(words: str) -> bool:
+    """Whether the words beside the aimed ones in a sentence can stand as a claim: they hold a word, and the
+    screen a statement meets when it is rendered (prompts.py, as a passage) would cut none of them."""
+    return re.search(r"[^\W_]", words) is not None and screen(words).text == words
+
+
+#: The end of a label that opens a sentence ("Note to the grader", "[Admin note]"): its colon.
+_LABEL_END = re.compile(r"[\])*]*\s*[:：]\s*")
+
+
+def _claim_after(sentence: str) -> int:
+    """In an aimed sentence of an answer that opens with a label aimed at the judge ("Note to the grader: the
+    capital is Sydney."), where the words after the label's colon begin when they are not aimed themselves,
+    else 0: they are checked as a claim of their own, as a claim after a forged turn's marker is."""
+    found = AIMED.search(sentence)
+    if found is None or not _LEAD_IN.fullmatch(sentence[:found.start()].strip() or "-"):
+        return 0
+    if found.group().rstrip().endswith((":", "：")):
+        after = found.start() + len(found.group().rstrip())
+    elif (colon := _LABEL_END.match(sentence, found.end())) is not None:
+        after = colon.end()
+    else:
+        return 0
+    return after if _a_claim(sentence[after:].strip()) else 0
+
+
 def _inside(position: int, cuts: list[tuple[int, int]]) -> bool:
     return any(start <= position < end for start, end in cuts)
 
@@ -230,8 +271,15 @@ def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]], apart: boo
     With `apart`, a cut leaves a line break (or a space, if it held none) in its place, so that the text
     on either side cannot join into one sentence, or into a marker the screen would then find."""
     spans = sentence_spans(read)
+    claims_kept = set()  # where a cut starts after a claim it leaves: a line break then ends that claim
     for i, (start, end) in enumerate(spans):
         if not _inside(start, cuts) and _aimed(read[start:end]):
+            if apart and (begins := _claim_before(read[start:end])):
+                claims_kept.add(start + begins)
+                cuts.append((start + begins, end))
+                continue
+            if apart and (after := _claim_after(read[start:end])):
+                end = start + after
             before = spans[i - 1] if i else None
             if before and _LEAD_IN.match(read[before[0]:before[1]]) and not _inside(before[0], cuts):
                 start = before[0]
@@ -246,7 +294,7 @@ def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]], apart: boo
             continue
         kept.append(text[position:start])
         if apart:
-            kept.append("\n" if "\n" in text[start:end] else " ")
+            kept.append("\n" if "\n" in text[start:end] or start in claims_kept else " ")
         removed.append(text[start:end].strip())
         position = end
     kept.append(text[position:])
