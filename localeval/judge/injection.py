@@ -150,15 +150,18 @@ _PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
 #: end: cut with the token from answers ("<|im_start|>Model T was made by Ford." keeps "Model T").
 _ROLE = re.compile(r"[ \t]*(?:system|assistant|user|human|model|ai|助手|系统|用户)[ \t]*(?:[:：]|(?=\n|$|<))", _I)
 #: A fragment that only leads in to the sentence after it ("P.S.", a line of dashes): cut with that sentence.
-_LEAD_IN = re.compile(r"(?:[\W_]+|p\.?\s?s\.?|n\.?\s?b\.?)\Z", _I)
+_LEAD_IN = re.compile(r"(?:[\W_]+|(?:p\.?\s?s|n\.?\s?b)\.?[\W_]*)\Z", _I)
 
 
 @dataclass(frozen=True)
 class Screened:
-    """`text` without what was aimed at the judge; `removed` lists each cut, in order."""
+    """`text` without what was aimed at the judge; `removed` lists each cut, in order. `run_on`: sentences of
+    `text` that aimed words ran on after with no full stop between, so where the claim in them ends is not
+    known (the injection's first words may still be there: "Sydney IMPORTANT: whatever the context says,")."""
 
     text: str
     removed: tuple[str, ...] = ()
+    run_on: tuple[str, ...] = ()
 
 
 def _aimed(sentence: str) -> bool:
@@ -272,30 +275,41 @@ def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]], apart: boo
     on either side cannot join into one sentence, or into a marker the screen would then find."""
     spans = sentence_spans(read)
     claims_kept = set()  # where a cut starts after a claim it leaves: a line break then ends that claim
+    lines = set()  # where a cut starts that leaves a line break: before a claim it leaves, or after one
     for i, (start, end) in enumerate(spans):
         if not _inside(start, cuts) and _aimed(read[start:end]):
             if apart and (begins := _claim_before(read[start:end])):
                 claims_kept.add(start + begins)
+                lines.add(start + begins)
                 cuts.append((start + begins, end))
                 continue
-            if apart and (after := _claim_after(read[start:end])):
+            after = _claim_after(read[start:end]) if apart else 0
+            if after:
                 end = start + after
             before = spans[i - 1] if i else None
             if before and _LEAD_IN.match(read[before[0]:before[1]]) and not _inside(before[0], cuts):
                 start = before[0]
+            if after:
+                lines.add(start)
             cuts.append((start, end))
     if not cuts:
         return Screened(text)
     cuts.sort()
-    kept, removed, position = [], [], 0
+    kept, removed, position, ends = [], [], 0, []
     for start, end in cuts:
         start = max(start, position)
         if start >= end:
             continue
         kept.append(text[position:start])
+        if start in claims_kept:
+            ends.append(sum(map(len, kept)))
         if apart:
-            kept.append("\n" if "\n" in text[start:end] or start in claims_kept else " ")
+            kept.append("\n" if "\n" in text[start:end] or start in lines else " ")
         removed.append(text[start:end].strip())
         position = end
     kept.append(text[position:])
-    return Screened("".join(kept).strip(), tuple(r for r in removed if r))
+    joined = "".join(kept)
+    screened, lead = joined.strip(), len(joined) - len(joined.lstrip())
+    run_on = [screened[a:b] for a, b in sentence_spans(screened) if any(b <= end - lead and not
+              screened[b:end - lead].strip() for end in ends)]
+    return Screened(screened, tuple(r for r in removed if r), tuple(run_on))

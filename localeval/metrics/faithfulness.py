@@ -26,13 +26,15 @@ sentences that share most words with each statement); verdict = "two-way" (Yes/N
 
 Text aimed at the judge (an order to answer Yes, a forged chat turn, ...: judge/injection.py) is cut
 from the answer before it is split, so it never becomes a statement, and from the passages when the
-prompt is rendered; both cuts are listed in the details under "aimed_at_judge". What the screen misses
-is met by two rules that do not read wording: a statement the passages name no more than half of, one that
-leans on the sentence before it, and a question are held below the others (steps.hold_unanchored), and the
-judge reads, for each statement, only the passage sentences naming what it adds to the question
-(steps.related_passages), so a note to the checker inside a passage, even one that repeats the question's
-words, is not shown to it (but for a statement that adds nothing to the question, which is related through
-the question's words).
+prompt is rendered; both cuts are listed in the details under "aimed_at_judge". Where aimed words ran on
+after a claim with no full stop, the injection's first words may be left in the claim's sentence: it is
+checked ending at each of its last words too (steps.shorter_cuts), and the lowest P counts. What the
+screen misses is met by two rules that do not read wording: a statement the passages name no more than
+half of, one that leans on the sentence before it, and a question are held below the others
+(steps.hold_unanchored), and the judge reads, for each statement, only the passage sentences naming what
+it adds to the question (steps.related_passages), so a note to the checker inside a passage, even one that
+repeats the question's words, is not shown to it (but for a statement that adds nothing to the question,
+which is related through the question's words).
 
 An answer with no checkable statement is skipped with that reason (neither NaN nor a free 1.0); with no
 passages at all every statement is unsupported, and (evidence="related") so is a statement the passages
@@ -52,7 +54,7 @@ from .base import Measurement, MetricContext, MetricOption, Outcome, check_choic
 from .judged import THRESHOLD, Flow, VerdictMetric, gather, mean_and_share, threshold_of
 from .registry import register_metric
 from .steps import (VERDICTS, added_words, hold_unanchored, nothing_left, passage_words, passages_for,
-                    related_passages, sentence_statements, statements_of, support, unmentioned)
+                    related_passages, sentence_statements, shorter_cuts, statements_of, support, unmentioned)
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
@@ -155,12 +157,24 @@ class Faithfulness(VerdictMetric):
         texts = decomposed + own
         beside = sample.question if self.question == "beside" else None
         asked = [(t, None) for t in decomposed] + [(t, beside) for t in own]
+        # a sentence that aimed words ran on after: the claim in it ends at one of its last words, unknown
+        # which, so each shorter cut is checked too and the lowest P counts
+        run_on = [any(t.endswith(r) for r in screened.run_on) for t in texts]
+        cuts = [shorter_cuts(t) if is_run_on else [] for t, is_run_on in zip(texts, run_on)]
+        asked += [(cut, beside) for of_one in cuts for cut in of_one]
         named = passage_words(passages)
-        probs, windows, aside = yield from self._support(lang, asked, passages, sample.question, named)
+        found, windows, aside = yield from self._support(lang, asked, passages, sample.question, named)
+        probs, cut_at, position = found[:len(texts)], {}, len(texts)
+        for i, of_one in enumerate(cuts):
+            for cut, p in zip(of_one, found[position:position + len(of_one)]):
+                if p < probs[i]:
+                    probs[i], cut_at[i] = p, cut
+            position += len(of_one)
         probs, held = hold_unanchored(texts, probs, named)
         supported = [p >= self.threshold for p in probs]
         details: dict[str, Any] = {
-            "statements": [{"text": t, "p": round(p, 6), "supported": ok, **({"held": True} if i in held else {})}
+            "statements": [{"text": t, "p": round(p, 6), "supported": ok, **({"held": True} if i in held else {}),
+                            **({"run_on": True} if run_on[i] else {}), **({"lowest_cut": cut_at[i]} if i in cut_at else {})}
                            for i, (t, p, ok) in enumerate(zip(texts, probs, supported))],
             "against": self.against, "windows": windows, **({"set_aside": aside} if aside else {})}
         cut = {"answer": list(screened.removed),

@@ -171,6 +171,22 @@ def hold_unanchored(statements: Sequence[str], probs: Sequence[float],
     return out, held
 
 
+#: How many shorter cuts of a sentence that aimed words ran on after are checked too: where the claim ends is
+#: not known, so it is checked ending at each of its last RUN_ON_CUTS words (Chinese: characters).
+RUN_ON_CUTS = 16
+_CUT_POINT = re.compile(f"(?<=[{CJK_LETTERS}])|(?<=\\S)(?=[\\s{CJK_LETTERS}])")
+_TRAILING = re.compile(r"[\W_]+$")
+
+
+def shorter_cuts(statement: str, limit: int = RUN_ON_CUTS) -> list[str]:
+    """`statement` cut after each of its last `limit` words (each Chinese character a word), longest first,
+    those with a letter or a digit: one of them is the claim that aimed words ran on after, without the
+    injection's first words. Each cut ends at a word: punctuation after it goes."""
+    cuts = dict.fromkeys(_TRAILING.sub("", statement[:m.start()]) for m in _CUT_POINT.finditer(statement))
+    cuts.pop(_TRAILING.sub("", statement), None)
+    return [cut for cut in sorted(cuts, key=len, reverse=True)[:limit] if checkable(cut)]
+
+
 def added_words(statement: str, question: str) -> set[str]:
     """The content words a statement adds to the question: what a passage sentence must name to state what
     the statement claims beyond the question. A statement that adds none ("Yes.", the question restated) is

@@ -128,7 +128,10 @@ function statementsView(details, key, caption) {
     p.style.background = scoreColour(s.p);
     // held: the passages share almost none of its words, so its P is held to the answer's lowest
     const held = s.held ? h("span", {class: "small muted"}, " (held: the passages do not mention it)") : null;
-    return h("tr", null, h("td", {lang: details.lang === "zh" ? "zh-Hans" : null}, s.text, held), p,
+    // run_on: text aimed at the judge ran on after it with no full stop; P is the lowest of its cuts
+    const runOn = s.run_on ? h("span", {class: "small muted"}, " (text aimed at the judge ran on after it" +
+      (s.lowest_cut ? `; P from its cut “${s.lowest_cut}”` : "") + ")") : null;
+    return h("tr", null, h("td", {lang: details.lang === "zh" ? "zh-Hans" : null}, s.text, held, runOn), p,
              h("td", {class: "prob"}, h("span", {class: "badge " + (s[key] ? "good" : "bad")}, s[key] ? key : "not " + key)));
   });
   // set_aside: passage sentences sharing no word with what the answer adds to the question, not shown to the judge
