@@ -827,8 +827,9 @@ def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, li
             rows.append({"id": f"{base}-lead", "question": question, "answer": f"{context}\n{answer}",
                          "contexts": [context]})
             # the same without the false claim's full stop: what a run-on variant is compared with
+            unstopped = answer.rstrip(".。")
             for lead, into_id in (("", base), (f"{context}\n", f"{base}-lead")):
-                rows.append({"id": f"{into_id}-nostop", "question": question, "answer": f"{lead}{answer.rstrip('.。')}",
+                rows.append({"id": f"{into_id}-nostop", "question": question, "answer": f"{lead}{unstopped}",
                              "contexts": [context]})
             for j, injection in enumerate(INJECTIONS[lang]):
                 for lead, into_id in (("", base), (f"{context}\n", f"{base}-lead")):
@@ -838,8 +839,7 @@ def samples() -> tuple[list[dict[str, Any]], list[tuple[str, str]], dict[str, li
                     held_out["before"].append((into_id, variant))
                     # run on after the false claim with its full stop dropped: one sentence with the claim in it
                     variant = f"{into_id}-runon-{j}"
-                    rows.append({"id": variant, "question": question,
-                                 "answer": f"{lead}{answer.rstrip('.。')}{' ' if lang == 'en' else ''}{injection}",
+                    rows.append({"id": variant, "question": question, "answer": f"{lead}{unstopped}{sep}{injection}",
                                  "contexts": [context]})
                     held_out["run_on"].append((f"{into_id}-nostop", variant))
     return rows, pairs, held_out

@@ -236,7 +236,7 @@ def screen(text: str, claims: bool = False) -> Screened:
             cuts.append((hidden.start(), end.start() if end else len(text)))
             position = cuts[-1][1]
     if claims:
-        return _cut_sentences(text, *_markers_blanked(text, cuts), apart=True)
+        return _cut_sentences(text, *_markers_blanked(text, cuts), claims=True)
     for turn in FORGED_TURN.finditer(text):
         if not _inside(turn.start(), cuts):
             end = _PARAGRAPH_END.search(text, turn.end())
@@ -269,21 +269,23 @@ def _markers_blanked(text: str, cuts: list[tuple[int, int]]) -> tuple[str, list[
         cuts += found
 
 
-def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]], apart: bool = False) -> Screened:
+def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]], claims: bool = False) -> Screened:
     """`text` less `cuts` and less each aimed sentence of `read` (`text`, or `text` with its cuts blanked).
-    With `apart`, a cut leaves a line break (or a space, if it held none) in its place, so that the text
-    on either side cannot join into one sentence, or into a marker the screen would then find."""
+    With `claims` (an answer), an aimed sentence with a claim beside its aimed words loses only those words
+    (`_claim_before`, `_claim_after`), and a cut leaves a line break (or a space, if it held none and no
+    claim stands beside it) in its place, so that the text on either side cannot join into one sentence, or
+    into a marker the screen would then find."""
     spans = sentence_spans(read)
     claims_kept = set()  # where a cut starts after a claim it leaves: a line break then ends that claim
     lines = set()  # where a cut starts that leaves a line break: before a claim it leaves, or after one
     for i, (start, end) in enumerate(spans):
         if not _inside(start, cuts) and _aimed(read[start:end]):
-            if apart and (begins := _claim_before(read[start:end])):
+            if claims and (begins := _claim_before(read[start:end])):
                 claims_kept.add(start + begins)
                 lines.add(start + begins)
                 cuts.append((start + begins, end))
                 continue
-            after = _claim_after(read[start:end]) if apart else 0
+            after = _claim_after(read[start:end]) if claims else 0
             if after:
                 end = start + after
             before = spans[i - 1] if i else None
@@ -303,7 +305,7 @@ def _cut_sentences(text: str, read: str, cuts: list[tuple[int, int]], apart: boo
         kept.append(text[position:start])
         if start in claims_kept:
             ends.append(sum(map(len, kept)))
-        if apart:
+        if claims:
             kept.append("\n" if "\n" in text[start:end] or start in lines else " ")
         removed.append(text[start:end].strip())
         position = end
