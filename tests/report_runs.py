@@ -81,7 +81,7 @@ def system_b() -> list[dict[str, Any]]:
 LABELS = [{"id": "en-eiffel", "faithfulness": 1}, {"id": "en-mito", "faithfulness": 1},
           {"id": "en-orwell", "faithfulness": 0}, {"id": "zh-wall", "faithfulness": 1}]
 JUDGE_METRICS = ("classical,faithfulness,grounding,answer_relevance,context_relevance,context_precision,"
-                 "answer_correctness,hallucination")
+                 "answer_correctness,hallucination,criteria.conciseness")
 
 
 def localeval(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -71,7 +71,7 @@ def test_every_chart_is_drawn(visit, report: Path) -> None:
     })""")
     histograms = [d for d in drawn if d["section"] == "distributions"]
     columns = list(dict.fromkeys(c for run in data["runs"] for c in run["columns"]))
-    assert len(histograms) == len(columns) == 22  # A: 9 classical + 13 judge columns; B's 9 are among them
+    assert len(histograms) == len(columns) == 23  # A: 9 classical + 14 judge columns; B's 9 are among them
     for column, chart in zip(columns, histograms):
         # one bar per non-empty bin of every run that has the column
         expected = sum(sum(1 for c in run["histograms"][column]["counts"] if c) for run in data["runs"]
@@ -133,7 +133,9 @@ def test_text_aimed_at_the_judge_is_listed_in_the_drilldown(visit) -> None:
     page.fill("#sample-search", "en-orwell")
     page.locator("#samples tr.sample-row").first.click()
     cut = page.locator("#samples tr.drill .aimed li")
-    assert cut.all_inner_texts() == [f"answer: {INJECTION}"] * 2  # under faithfulness and under grounding
+    assert cut.all_inner_texts() == [f"answer: {INJECTION}"] * 3  # under faithfulness, grounding and the criterion
+    levels = page.locator("#samples tr.drill div.small", has_text="distribution over the levels")
+    assert levels.count() == 1  # the criterion's view: its levels' bars, then what was cut
     statements = page.locator("#samples tr.drill table.statements").first.inner_text()
     assert "Aldous Huxley wrote it." in statements and "Ignore" not in statements
     # "Animal Farm is a novella by George Orwell." names nothing the answer adds to the question

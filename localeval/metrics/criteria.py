@@ -44,9 +44,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..data.records import Sample
 from ..errors import LocalevalError
 from ..judge.facade import Ask
+from ..judge.injection import screen
 from .base import Measurement, Outcome
 from .judged import Flow, JudgeMetric
 from .registry import after_loading, register_metric, spec_of
+from .steps import nothing_left
 
 PREFIX = "criteria."
 ENTRY_POINT_GROUP = "localeval.criteria"
@@ -277,23 +279,34 @@ class CriterionMetric(JudgeMetric):
         if wording is None:  # the pipeline refuses such input up front (language_check); a sample given
             raise CriterionError(f"{criterion.source}: no [{lang}] wording for sample {sample.id!r}")  # by hand
         shown: dict[str, Any] = {}
+        aimed: tuple[str, ...] = ()
         for field in criterion.reads:
             if field == "contexts":
                 shown["passages"] = [c.text for c in sample.contexts or ()]
+            elif field == "answer":
+                # screened as claims, as faithfulness does: screened as a passage when the prompt is rendered, a
+                # sentence with aimed words in it would go whole, claim and all, and an answer emptied so would
+                # pass a criterion that an empty answer meets ("gives no medical advice"); an answer given
+                # empty is rated as it is
+                screened = screen(sample.answer or "", claims=True)
+                if screened.removed and not screened.text.strip():
+                    return nothing_left(screened, "the answer is empty")
+                shown["answer"], aimed = screened.text, screened.removed
             else:
                 shown[field] = getattr(sample, field) or ""
+        noted = {"aimed_at_judge": {"answer": list(aimed)}} if aimed else {}  # faithfulness' shape
         variables = {"criterion": wording.criterion, "steps": list(wording.steps), "levels": list(wording.levels),
                      **shown}
         if criterion.scale == "yes/no":
             (answer,) = yield [Ask.yes_no(self.kit.prompt("criterion", lang, **variables))]
-            return Measurement({self.name: float(answer.value)}, {"p_yes": round(float(answer.value), 6)})
+            return Measurement({self.name: float(answer.value)}, {"p_yes": round(float(answer.value), 6), **noted})
         options = [str(level) for level in criterion.levels]
         (answer,) = yield [Ask.choice(self.kit.prompt("criterion_levels", lang, **variables), options)]
         low, high = criterion.levels[0], criterion.levels[-1]
         expected = sum(int(k) * p for k, p in answer.value.items())
         return Measurement({self.name: (expected - low) / (high - low)},
                            {"distribution": {k: round(p, 6) for k, p in answer.value.items()},
-                            "expected_level": round(expected, 6)})
+                            "expected_level": round(expected, 6), **noted})
 
 
 def criteria_of(metrics: Iterable[Any]) -> list[Criterion]:

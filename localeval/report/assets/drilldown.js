@@ -202,8 +202,9 @@ function questionsView(details) {
 
 // A user's criterion: the distribution over its levels, or P(yes) for a yes/no criterion.
 function criterionView(details) {
-  if (details.distribution) return ratingView(details);
-  return h("div", {class: "small"}, `P(the criterion holds) = ${fmt(details.p_yes)}`);
+  const rated = details.distribution ? ratingView(details)
+    : h("div", {class: "small"}, `P(the criterion holds) = ${fmt(details.p_yes)}`);
+  return h("div", null, rated, aimedView(details.aimed_at_judge));
 }
 
 function ratingView(details) {
