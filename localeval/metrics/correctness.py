@@ -30,7 +30,8 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, JudgeMetric, gather
 from .registry import register_metric
-from .steps import entailed, nothing_left, sentence_statements, statements_of, support
+from .steps import (content_words, entailed, held_below_others, lowest_of_cuts, nothing_left, run_on_cuts,
+                    sentence_statements, statements_of, support)
 
 STATEMENTS = ("sentences", "judge")
 STATEMENTS_OPTION = MetricOption(
@@ -81,15 +82,34 @@ def claim_verdicts(kit: ModelKit, lang: str, sample: Sample, statements: str,
     if of_answer and not answer_claims and wanted - {CORRECT, COVERED}:
         return nothing_left(screened, "no checkable statement in the answer")
     chunks = sample.contexts or ()
+    # a claim that aimed words ran on after is asked cut after each of its last words too, as faithfulness
+    # asks it, and its lowest P counts: the injection's first words may still be in it
+    cuts = run_on_cuts(answer_claims, screened)
+    claims_asked = answer_claims + [cut for of_one in cuts for cut in of_one]
     asked = {
-        CORRECT: lambda: _against(kit, lang, sample.question, answer_claims, sample.reference or "", "reference"),
+        CORRECT: lambda: _against(kit, lang, sample.question, claims_asked, sample.reference or "", "reference"),
         COVERED: lambda: _against(kit, lang, sample.question, reference_claims, answer, "answer"),
-        ANSWER_IN_CHUNKS: lambda: _in_chunks(kit, lang, answer_claims, chunks),
+        ANSWER_IN_CHUNKS: lambda: _in_chunks(kit, lang, claims_asked, chunks),
         REFERENCE_IN_CHUNKS: lambda: _in_chunks(kit, lang, reference_claims, chunks),
     }
     names = [name for name in asked if name in wanted]
-    found = yield from gather([asked[name]() for name in names])
-    return ClaimVerdicts(answer_claims, reference_claims, **dict(zip(names, found)))
+    found = dict(zip(names, (yield from gather([asked[name]() for name in names]))))
+    n = len(answer_claims)
+    # a claim with no content word ("Yes" left by a forged turn) names nothing a reference or a chunk could
+    # state, yet a lenient judge gives it a P above a false claim's: held below the others, as faithfulness
+    # holds it, it cannot raise the answer's precision or lower its hallucination
+    empty = [i for i, claim in enumerate(answer_claims) if not content_words(claim)]
+
+    def fold(probs: Sequence[float]) -> list[float]:
+        return held_below_others(lowest_of_cuts(probs[:n], cuts, probs[n:])[0], empty)[0]
+
+    if CORRECT in found:
+        found[CORRECT] = fold(found[CORRECT])
+    if ANSWER_IN_CHUNKS in found:  # claims × chunks: each chunk's column on its own
+        rows = found[ANSWER_IN_CHUNKS]
+        columns = [fold([row[k] for row in rows]) for k in range(len(chunks))]
+        found[ANSWER_IN_CHUNKS] = [[column[i] for column in columns] for i in range(n)]
+    return ClaimVerdicts(answer_claims, reference_claims, **found)
 
 
 def _nothing() -> Flow[list[str]]:

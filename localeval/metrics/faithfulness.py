@@ -53,8 +53,8 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, gather, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import (VERDICTS, added_words, hold_unanchored, nothing_left, passage_words, passages_for,
-                    related_passages, sentence_statements, shorter_cuts, statements_of, support, unmentioned)
+from .steps import (VERDICTS, added_words, hold_unanchored, lowest_of_cuts, nothing_left, passage_words, passages_for,
+                    related_passages, run_on_cuts, sentence_statements, statements_of, support, unmentioned)
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
@@ -160,16 +160,11 @@ class Faithfulness(VerdictMetric):
         # a sentence that aimed words ran on after: the claim in it ends at one of its last words, unknown
         # which, so each shorter cut is checked too and the lowest P counts
         run_on = [any(t.endswith(r) for r in screened.run_on) for t in texts]
-        cuts = [shorter_cuts(t) if is_run_on else [] for t, is_run_on in zip(texts, run_on)]
+        cuts = run_on_cuts(texts, screened)
         asked += [(cut, beside) for of_one in cuts for cut in of_one]
         named = passage_words(passages)
         found, windows, aside = yield from self._support(lang, asked, passages, sample.question, named)
-        probs, cut_at, position = found[:len(texts)], {}, len(texts)
-        for i, of_one in enumerate(cuts):
-            for cut, p in zip(of_one, found[position:position + len(of_one)]):
-                if p < probs[i]:
-                    probs[i], cut_at[i] = p, cut
-            position += len(of_one)
+        probs, cut_at = lowest_of_cuts(found[:len(texts)], cuts, found[len(texts):])
         probs, held = hold_unanchored(texts, probs, named)
         supported = [p >= self.threshold for p in probs]
         details: dict[str, Any] = {

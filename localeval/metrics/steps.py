@@ -160,10 +160,15 @@ def hold_unanchored(statements: Sequence[str], probs: Sequence[float],
     itself unanchored, "It was completed in 1920.", still caps what is added beside it). Nothing is dropped:
     a statement alone, or one below the others, keeps its own P, and the lowest P never changes. `words` are
     the passages' (passage_words)."""
-    loose = [thinly_named(s, words) or (i > 0 and leans_back(s)) or asks(s)
-             for i, s in enumerate(statements)]
+    loose = [i for i, s in enumerate(statements) if thinly_named(s, words) or (i > 0 and leans_back(s)) or asks(s)]
+    return held_below_others(probs, loose)
+
+
+def held_below_others(probs: Sequence[float], loose: Sequence[int]) -> tuple[list[float], list[int]]:
+    """The P of each statement in `loose` (indices) held to at most the lowest P of the other statements, and
+    which were held: such a statement cannot raise a mean, and the lowest P never changes."""
     out, held = list(probs), []
-    for i in (i for i, is_loose in enumerate(loose) if is_loose):
+    for i in loose:
         others = [p for j, p in enumerate(probs) if j != i]
         if others and probs[i] > min(others):
             out[i] = min(others)
@@ -185,6 +190,25 @@ def shorter_cuts(statement: str, limit: int = RUN_ON_CUTS) -> list[str]:
     cuts = dict.fromkeys(_TRAILING.sub("", statement[:m.start()]) for m in _CUT_POINT.finditer(statement))
     cuts.pop(_TRAILING.sub("", statement), None)
     return [cut for cut in sorted(cuts, key=len, reverse=True)[:limit] if checkable(cut)]
+
+
+def run_on_cuts(statements: Sequence[str], screened: Screened) -> list[list[str]]:
+    """Each statement's shorter_cuts where it ends with a sentence that aimed words ran on after (in the
+    answer `screened`), else []: asked beside the statements, then folded by `lowest_of_cuts`."""
+    return [shorter_cuts(s) if any(s.endswith(r) for r in screened.run_on) else [] for s in statements]
+
+
+def lowest_of_cuts(probs: Sequence[float], cuts: Sequence[Sequence[str]],
+                   of_cuts: Sequence[float]) -> tuple[list[float], dict[int, str]]:
+    """Each statement's P, lowered to its lowest cut's (`of_cuts`: the cuts' P, in `cuts`' order), and the cut
+    that gave it, by statement index: where the claim ends is not known, so the lowest counts."""
+    lowest, cut_at, position = list(probs), {}, 0
+    for i, of_one in enumerate(cuts):
+        for cut, p in zip(of_one, of_cuts[position:position + len(of_one)]):
+            if p < lowest[i]:
+                lowest[i], cut_at[i] = p, cut
+        position += len(of_one)
+    return lowest, cut_at
 
 
 def added_words(statement: str, question: str) -> set[str]:
