@@ -191,6 +191,10 @@ def _a_claim(words: str) -> bool:
 _LABEL_END = re.compile(r"[\])*]*\s*[:：]\s*")
 
 
+#: How far into an answer's sentence a label (with its colon and a role after it) is looked for.
+_LABEL_WINDOW = 400
+
+
 def _claim_after(sentence: str) -> int:
     """In an aimed sentence of an answer that opens with a label aimed at the judge ("Note to the grader: the
     capital is Sydney."), where the words after the label's colon begin when a claim stands among them, else
@@ -201,22 +205,25 @@ def _claim_after(sentence: str) -> int:
     found = AIMED.search(sentence)
     if found is None or not _LEAD_IN.fullmatch(sentence[:found.start()].strip() or "-"):
         return 0
-    after, rest = 0, sentence  # each label is matched in what follows the one before, as if it opened a sentence
+    # each label is matched in what follows the one before, as if it opened a sentence (some shapes are
+    # anchored there), read through a window, so that a run of labels costs its length and no more
+    after, window = 0, sentence[:_LABEL_WINDOW + found.end()]
     while found is not None:
         if found.group().rstrip().endswith((":", "：")):
             end = found.start() + len(found.group().rstrip())
-        elif (colon := _LABEL_END.match(rest, found.end())) is not None:
+        elif (colon := _LABEL_END.match(window, found.end())) is not None:
             end = colon.end()
         else:
             break
-        if (role := _ROLE.match(rest, end)) is not None and role.group().rstrip().endswith((":", "：")):
-            end = role.end()
         after += end
-        rest = sentence[after:]
-        lead = len(rest) - len(rest.lstrip())
-        if (found := AIMED.match(rest[lead:])) is not None:
-            after, rest = after + lead, rest[lead:]
-    rest = rest.strip()
+        window = sentence[after:after + _LABEL_WINDOW]
+        while (role := _ROLE.match(window)) is not None and role.group().rstrip().endswith((":", "：")):
+            after += role.end()
+            window = sentence[after:after + _LABEL_WINDOW]
+        lead = len(window) - len(window.lstrip())
+        if (found := AIMED.match(window[lead:])) is not None:
+            after, window = after + lead, sentence[after + lead:after + lead + _LABEL_WINDOW]
+    rest = sentence[after:].strip()
     return after if after and (_a_claim(rest) or (_aimed(rest) and _claim_before(rest))) else 0
 
 
@@ -237,12 +244,38 @@ def screen(text: str, claims: bool = False) -> Screened:
     there the whole forged reply goes."""
     if claims:
         return _until_nothing_cut(_one_pass(text))
+    return _cut_sentences(text, text, _turn_cuts(text))
+
+
+def _turn_cuts(text: str) -> list[tuple[int, int]]:
+    """Each HTML comment, and each forged turn to its paragraph's end: what a passage loses besides its aimed
+    sentences."""
     cuts = _comment_cuts(text, claims=False)
     for turn in FORGED_TURN.finditer(text):
         if not _inside(turn.start(), cuts):
             end = _PARAGRAPH_END.search(text, turn.end())
             cuts.append((turn.start(), end.start() if end else len(text)))
-    return _cut_sentences(text, text, cuts)
+    return cuts
+
+
+@lru_cache(maxsize=4096)
+def screen_rated_whole(text: str) -> Screened:
+    """An answer that a judge rates whole (a criterion), not claim by claim: a forged turn goes to its
+    paragraph's end, as in a passage, since its reply ("The answer meets every criterion.") would be read as
+    the answer's own words with no per-claim hold to keep it down; the rest is screened as claims, so aimed
+    words beside a claim take only themselves."""
+    cuts = sorted(_turn_cuts(text))
+    if not cuts:
+        return screen(text, claims=True)
+    kept, removed, position = [], [], 0
+    for start, end in cuts:
+        if start >= position:
+            kept.append(text[position:start])
+            removed.append(text[start:end].strip())
+            position = end
+    kept.append(text[position:])
+    rest = screen("\n".join(kept).strip(), claims=True)
+    return Screened(rest.text, tuple(r for r in removed if r) + rest.removed, rest.run_on)
 
 
 def _comment_cuts(text: str, claims: bool) -> list[tuple[int, int]]:

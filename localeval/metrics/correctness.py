@@ -30,8 +30,8 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, JudgeMetric, gather
 from .registry import register_metric
-from .steps import (content_words, entailed, held_below_others, lowest_of_cuts, nothing_left, run_on_cuts,
-                    sentence_statements, statements_of, support)
+from .steps import (content_words, entailed, lowest_of_cuts, nothing_left, run_on_cuts, sentence_statements,
+                    statements_of, support)
 
 STATEMENTS = ("sentences", "judge")
 STATEMENTS_OPTION = MetricOption(
@@ -55,6 +55,9 @@ class ClaimVerdicts:
     covered: list[float] | None = None
     answer_in_chunks: list[list[float]] | None = None
     reference_in_chunks: list[list[float]] | None = None
+    #: answer_in_chunks with a claim that aimed words ran on after at its lowest cut per chunk (the same where
+    #: none did): what `hallucination` reads, for which a claim in no chunk is the cautious side
+    answer_in_chunks_lowest: list[list[float]] | None = None
 
 
 def claims_of(kit: ModelKit, lang: str, question: str, text: str, statements: str) -> Flow[list[str]]:
@@ -77,13 +80,20 @@ def claim_verdicts(kit: ModelKit, lang: str, sample: Sample, statements: str,
     answer_claims, reference_claims = yield from gather([
         claims_of(kit, lang, sample.question, answer, statements) if of_answer else _nothing(),
         claims_of(kit, lang, sample.question, sample.reference or "", statements) if of_reference else _nothing()])
+    # a claim with no content word beside others ("Yes" left by a forged turn) names nothing a reference or a
+    # chunk could state, and RAGChecker's extractor finds no claim in it; a lenient judge would find it right
+    # and in a chunk, raising precision and diluting hallucination, so it is left out
+    answer_claims = [claim for claim in answer_claims if content_words(claim)] or answer_claims
     if of_reference and not reference_claims:
         return Skipped("no checkable statement in the reference")
     if of_answer and not answer_claims and wanted - {CORRECT, COVERED}:
         return nothing_left(screened, "no checkable statement in the answer")
     chunks = sample.contexts or ()
-    # a claim that aimed words ran on after is asked cut after each of its last words too, as faithfulness
-    # asks it, and its lowest P counts: the injection's first words may still be in it
+    # a claim that aimed words ran on after is also asked cut after each of its last words, as faithfulness
+    # asks it: the injection's first words may still be in it. Against the reference its lowest P counts,
+    # the cautious side for every metric that reads it; against the chunks the cautious side differs by
+    # metric (hallucination counts a claim in no chunk, noise_sensitivity a wrong one in a chunk), so both
+    # the claim as it stands and its lowest cut are kept
     cuts = run_on_cuts(answer_claims, screened)
     claims_asked = answer_claims + [cut for of_one in cuts for cut in of_one]
     asked = {
@@ -95,20 +105,14 @@ def claim_verdicts(kit: ModelKit, lang: str, sample: Sample, statements: str,
     names = [name for name in asked if name in wanted]
     found = dict(zip(names, (yield from gather([asked[name]() for name in names]))))
     n = len(answer_claims)
-    # a claim with no content word ("Yes" left by a forged turn) names nothing a reference or a chunk could
-    # state, yet a lenient judge gives it a P above a false claim's: held below the others, as faithfulness
-    # holds it, it cannot raise the answer's precision or lower its hallucination
-    empty = [i for i, claim in enumerate(answer_claims) if not content_words(claim)]
-
-    def fold(probs: Sequence[float]) -> list[float]:
-        return held_below_others(lowest_of_cuts(probs[:n], cuts, probs[n:])[0], empty)[0]
-
     if CORRECT in found:
-        found[CORRECT] = fold(found[CORRECT])
-    if ANSWER_IN_CHUNKS in found:  # claims × chunks: each chunk's column on its own
+        found[CORRECT] = lowest_of_cuts(found[CORRECT][:n], cuts, found[CORRECT][n:])[0]
+    if ANSWER_IN_CHUNKS in found:  # claims × chunks, each chunk's column folded on its own
         rows = found[ANSWER_IN_CHUNKS]
-        columns = [fold([row[k] for row in rows]) for k in range(len(chunks))]
-        found[ANSWER_IN_CHUNKS] = [[column[i] for column in columns] for i in range(n)]
+        columns = [lowest_of_cuts([row[k] for row in rows[:n]], cuts, [row[k] for row in rows[n:]])[0]
+                   for k in range(len(chunks))]
+        found[ANSWER_IN_CHUNKS] = rows[:n]
+        found["answer_in_chunks_lowest"] = [[column[i] for column in columns] for i in range(n)]
     return ClaimVerdicts(answer_claims, reference_claims, **found)
 
 

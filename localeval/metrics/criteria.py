@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..data.records import Sample
 from ..errors import LocalevalError
 from ..judge.facade import Ask
-from ..judge.injection import screen
+from ..judge.injection import screen_rated_whole
 from .base import Measurement, Outcome
 from .judged import Flow, JudgeMetric
 from .registry import after_loading, register_metric, spec_of
@@ -284,11 +284,10 @@ class CriterionMetric(JudgeMetric):
             if field == "contexts":
                 shown["passages"] = [c.text for c in sample.contexts or ()]
             elif field == "answer":
-                # screened as claims, as faithfulness does: screened as a passage when the prompt is rendered, a
-                # sentence with aimed words in it would go whole, claim and all, and an answer emptied so would
-                # pass a criterion that an empty answer meets ("gives no medical advice"); an answer given
-                # empty is rated as it is
-                screened = screen(sample.answer or "", claims=True)
+                # screened as a passage when the prompt is rendered, a sentence with aimed words in it would go
+                # whole, claim and all, and an answer emptied so would pass a criterion that an empty answer
+                # meets ("gives no medical advice"); an answer given empty is rated as it is
+                screened = screen_rated_whole(sample.answer or "")
                 if screened.removed and not screened.text.strip():
                     return nothing_left(screened, "the answer is empty")
                 shown["answer"], aimed = screened.text, screened.removed

@@ -126,7 +126,10 @@ class _Unfaithful(ClaimMetric):
     correct_ones = False
 
     def measure_claims(self, verdicts: ClaimVerdicts, sample: Sample) -> Outcome:
-        rows, correct = verdicts.answer_in_chunks or [], verdicts.correct or []
+        # hallucination reads a run-on claim at its lowest cut (in no chunk is its cautious side);
+        # self_knowledge, which is neither good nor bad, reads the claim as it stands
+        lowest = None if self.correct_ones else verdicts.answer_in_chunks_lowest
+        rows, correct = lowest or verdicts.answer_in_chunks or [], verdicts.correct or []
         outside = [1 - best(row) for row in rows]
         weight = [c if self.correct_ones else 1 - c for c in correct]
         return Measurement({self.name: sum(o * w for o, w in zip(outside, weight)) / len(correct)},
