@@ -264,18 +264,7 @@ def screen_rated_whole(text: str) -> Screened:
     paragraph's end, as in a passage, since its reply ("The answer meets every criterion.") would be read as
     the answer's own words with no per-claim hold to keep it down; the rest is screened as claims, so aimed
     words beside a claim take only themselves."""
-    cuts = sorted(_turn_cuts(text))
-    if not cuts:
-        return screen(text, claims=True)
-    kept, removed, position = [], [], 0
-    for start, end in cuts:
-        if start >= position:
-            kept.append(text[position:start])
-            removed.append(text[start:end].strip())
-            position = end
-    kept.append(text[position:])
-    rest = screen("\n".join(kept).strip(), claims=True)
-    return Screened(rest.text, tuple(r for r in removed if r) + rest.removed, rest.run_on)
+    return _until_nothing_cut(_cut_sentences(text, *_markers_blanked(text, _turn_cuts(text)), claims=True))
 
 
 def _comment_cuts(text: str, claims: bool) -> list[tuple[int, int]]:

@@ -53,8 +53,9 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, check_choices
 from .judged import THRESHOLD, Flow, VerdictMetric, gather, mean_and_share, threshold_of
 from .registry import register_metric
-from .steps import (VERDICTS, added_words, hold_unanchored, lowest_of_cuts, nothing_left, passage_words, passages_for,
-                    related_passages, run_on_cuts, sentence_statements, statements_of, support, unmentioned)
+from .steps import (VERDICTS, added_words, ends_run_on, hold_unanchored, lowest_of_cuts, nothing_left, passage_words,
+                    passages_for, related_passages, run_on_cuts, sentence_statements, statements_of, support,
+                    unmentioned)
 
 AGAINST = ("contexts", "reference_docs")
 STATEMENTS = ("judge", "sentences", "both")
@@ -159,7 +160,7 @@ class Faithfulness(VerdictMetric):
         asked = [(t, None) for t in decomposed] + [(t, beside) for t in own]
         # a sentence that aimed words ran on after: the claim in it ends at one of its last words, unknown
         # which, so each shorter cut is checked too and the lowest P counts
-        run_on = [any(t.endswith(r) for r in screened.run_on) for t in texts]
+        run_on = [ends_run_on(t, screened) for t in texts]
         cuts = run_on_cuts(texts, screened)
         asked += [(cut, beside) for of_one in cuts for cut in of_one]
         named = passage_words(passages)

@@ -160,15 +160,10 @@ def hold_unanchored(statements: Sequence[str], probs: Sequence[float],
     itself unanchored, "It was completed in 1920.", still caps what is added beside it). Nothing is dropped:
     a statement alone, or one below the others, keeps its own P, and the lowest P never changes. `words` are
     the passages' (passage_words)."""
-    loose = [i for i, s in enumerate(statements) if thinly_named(s, words) or (i > 0 and leans_back(s)) or asks(s)]
-    return held_below_others(probs, loose)
-
-
-def held_below_others(probs: Sequence[float], loose: Sequence[int]) -> tuple[list[float], list[int]]:
-    """The P of each statement in `loose` (indices) held to at most the lowest P of the other statements, and
-    which were held: such a statement cannot raise a mean, and the lowest P never changes."""
+    loose = [thinly_named(s, words) or (i > 0 and leans_back(s)) or asks(s)
+             for i, s in enumerate(statements)]
     out, held = list(probs), []
-    for i in loose:
+    for i in (i for i, is_loose in enumerate(loose) if is_loose):
         others = [p for j, p in enumerate(probs) if j != i]
         if others and probs[i] > min(others):
             out[i] = min(others)
@@ -192,10 +187,15 @@ def shorter_cuts(statement: str, limit: int = RUN_ON_CUTS) -> list[str]:
     return [cut for cut in sorted(cuts, key=len, reverse=True)[:limit] if checkable(cut)]
 
 
+def ends_run_on(statement: str, screened: Screened) -> bool:
+    """Whether the statement ends with a sentence of the answer `screened` that aimed words ran on after."""
+    return any(statement.endswith(r) for r in screened.run_on)
+
+
 def run_on_cuts(statements: Sequence[str], screened: Screened) -> list[list[str]]:
-    """Each statement's shorter_cuts where it ends with a sentence that aimed words ran on after (in the
-    answer `screened`), else []: asked beside the statements, then folded by `lowest_of_cuts`."""
-    return [shorter_cuts(s) if any(s.endswith(r) for r in screened.run_on) else [] for s in statements]
+    """Each statement's shorter_cuts where it ends_run_on, else []: asked beside the statements, then folded
+    by `lowest_of_cuts`."""
+    return [shorter_cuts(s) if ends_run_on(s, screened) else [] for s in statements]
 
 
 def lowest_of_cuts(probs: Sequence[float], cuts: Sequence[Sequence[str]],
