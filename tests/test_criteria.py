@@ -194,6 +194,24 @@ def test_the_answer_is_screened_and_one_that_is_only_aimed_text_is_skipped(tmp_p
     assert empty["metrics"]["criteria.year"] == pytest.approx(0.8)
 
 
+def test_a_levels_criterion_is_told_a_field_was_given_empty(tmp_path: Path) -> None:
+    """After a blank "Answer:" line a small judge cannot tell an empty answer from a missing line, and rated
+    ALCE's empty answers as middling; the levels prompt names an empty field, in each language."""
+    reads_all = ('name = "all"\ncriterion = "The answer is short."\nreads = ["question", "contexts", "answer"]\nscale = "levels"\n[levels]\n1 = "long"\n2 = "short"\n[zh]\ncriterion = "回答很简短。"\n')
+    backend = FakeBackend(probability_rule=rule)
+    metrics = build_metrics("", MetricOptions(criteria=[write(tmp_path, "all", reads_all)]),
+                            kit=fake_kit(backend, tmp_path / "c.sqlite"))
+    records = [{"id": "en", "question": "When?", "answer": "", "contexts": []},
+               {"id": "zh", "question": "何时？", "answer": "", "contexts": []},
+               {"id": "given", "question": "When?", "answer": "In 1889.", "contexts": ["It opened in 1889."]}]
+    en, zh, given = measure_rows([sample_from_record(r) for r in records], metrics)
+    assert all(row["metrics"]["criteria.all"] is not None for row in (en, zh, given))
+    english, chinese, full = (call.text for call in backend.calls)
+    assert "Answer: (none: the answer is empty)" in english and "Passages: (none: no passage was retrieved)" in english
+    assert "回答：（无：回答为空）" in chinese and "段落：（无：没有检索到段落）" in chinese
+    assert "none" not in full and "Answer: In 1889." in full and "[1] It opened in 1889." in full
+
+
 # ---- end to end with the tiny judge: score, report, check, the same numbers twice -----------------------
 
 def invoke(*args: str) -> Result:
