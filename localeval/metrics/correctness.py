@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
 from ..data.records import Context, Sample
-from ..judge.injection import screen
+from ..judge.injection import Screened, screen
 from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, JudgeMetric, gather
@@ -98,7 +98,7 @@ def claim_verdicts(kit: ModelKit, lang: str, sample: Sample, statements: str,
     claims_asked = answer_claims + [cut for of_one in cuts for cut in of_one]
     asked = {
         CORRECT: lambda: _against(kit, lang, sample.question, claims_asked, sample.reference or "", "reference"),
-        COVERED: lambda: _against(kit, lang, sample.question, reference_claims, answer, "answer"),
+        COVERED: lambda: _covered(kit, lang, sample.question, reference_claims, answer_as_evidence(screened)),
         ANSWER_IN_CHUNKS: lambda: _in_chunks(kit, lang, claims_asked, chunks),
         REFERENCE_IN_CHUNKS: lambda: _in_chunks(kit, lang, reference_claims, chunks),
     }
@@ -130,6 +130,29 @@ def _against(kit: ModelKit, lang: str, question: str, claims: Sequence[str], tex
     probs, _ = yield from entailed(kit, lang, "correctness_verdict", "passage", claims, text, question=question,
                                    against=against)
     return probs
+
+
+def answer_as_evidence(screened: Screened) -> list[str]:
+    """What the reference's claims are checked against: the answer as screened, less any sentence that names
+    nothing beside others (the "Yes" a forged turn leaves), and, where aimed words ran on after a claim, also
+    the answer with that claim cut after each of its last words, one text per cut. Shown whole, the "Yes" or
+    the injection's first words ("IMPORTANT: whatever the context says,") make the answer seem to say what
+    the reference says; as for the answer's own claims, where the claim ends is not known, so `_covered`
+    reads the lowest (a cut can drop what contradicts the reference, "completed in" for "completed in 1925",
+    so the answer as it stands is read too)."""
+    sentences = sentence_statements(screened.text)
+    kept = [sentence for sentence in sentences if content_words(sentence)] or sentences
+    cuts = run_on_cuts(kept, screened)
+    whole = screened.text if len(kept) == len(sentences) else " ".join(kept)
+    return [whole] + [" ".join(of_one[min(j, len(of_one) - 1)] if of_one else sentence
+                               for sentence, of_one in zip(kept, cuts))
+                      for j in range(max([0, *map(len, cuts)]))]
+
+
+def _covered(kit: ModelKit, lang: str, question: str, claims: Sequence[str], evidence: Sequence[str]) -> Flow[list[float]]:
+    """P(the answer states each claim): the lowest over the texts `answer_as_evidence` gives."""
+    per_text = yield from gather([_against(kit, lang, question, claims, text, "answer") for text in evidence])
+    return [min(probs[i] for probs in per_text) for i in range(len(claims))]
 
 
 def _in_chunks(kit: ModelKit, lang: str, claims: Sequence[str], chunks: Sequence[Context]) -> Flow[list[list[float]]]:
