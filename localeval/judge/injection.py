@@ -38,7 +38,7 @@ _YES_NO = r"""["'“‘「『]?(?:yes|no)\b["'”’」』]?"""
 _ZH_VERDICT = r"(?:[“\"「『](?:是|否)[”\"」』]|(?:是|否)\s*[。！!.]?\s*$)"
 #: A verdict in a checker's words, alone, quoted or not.
 _VERDICT = (r"""["'“‘「『]?(?:yes|supported|faithful|grounded|entailed|verified|true|correct|pass(?:ed)?|full\s+marks"""
-            r"""|10\s*/\s*10|100\s*%)\b["'”’」』]?""")
+            r"""|\d{1,3}\s*/\s*\d{1,3}|\d{1,3}\s+out\s+of\s+\d{1,3}|100\s*%)\b["'”’」』]?""")
 _ZH_VERDICT_WORD = r"[“\"「『]?(?:有依据|支持|忠实|真实|正确|属实|通过|成立|是|满分)[”\"」』]?"
 #: The tag names the packaged prompts wrap untrusted text in (tests/test_injection.py keeps it in step).
 PROMPT_TAGS = ("context", "passage", "passages", "question", "sentence", "sentences", "statement", "answer",
@@ -75,11 +75,11 @@ AIMED = re.compile("|".join((
     # a note addressed to the checker, or speaking with the system's authority
     r"\b(?:note|message|instructions?|reminder|memo|attention)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
     r"(?:ai\s+|automated\s+|llm\s+)?(?:fact[- ]?checkers?|checkers?|evaluators?|judges?|graders?|reviewers?"
-    r"|verifiers?|annotators?|assessors?|models?|assistants?|llms?|ais?)\b",
+    r"|raters?|scorers?|markers?|examiners?|verifiers?|annotators?|assessors?|models?|assistants?|llms?|ais?)\b",
     r"^[\[(*]*(?:system|admin|administrator|developer|moderator)\s+(?:note|message|notice|prompt|instruction"
     r"|override|update)s?[\])*]*\s*[:：]",
     r"\bas\s+(?:an?|the)\s+(?:ai\s+|automated\s+|llm\s+)?(?:fact[- ]?checker|evaluator|judge|grader|reviewer"
-    r"|verifier|assessor)\s*,?\s+you\s+(?:must|should|have\s+to|need\s+to|will|are)\b",
+    r"|rater|scorer|verifier|assessor)\s*,?\s+you\s+(?:must|should|have\s+to|need\s+to|will|are)\b",
     r"致(?:各位|所有)?(?:核查员|核查人员|评估员|评估者|评审员?|审核员|审核人员|裁判|模型|助手|AI|人工智能)",
     r"(?:系统|管理员|开发者)(?:提示|通知|消息|指令|说明)[：:]",
     r"作为(?:一[名个位])?(?:AI|人工智能)?(?:评审员?|评估员|评估者|核查员|审核员|裁判)[，,]?\s*你",
@@ -96,6 +96,11 @@ AIMED = re.compile("|".join((
     # a verdict, a grade or the end of the checker's input, forged as a label or a whole sentence of its own
     r"^[\W_]*(?:(?:final|overall|ground[- ]truth|gold|true|correct|expected)\s+)?(?:verdict|result|label|evaluation"
     r"|assessment|judge?ment|rating|grade|conclusion|decision|outcome)\s*[:=\-–]\s*" + _VERDICT + r"[\W_]*$",
+    # a rating forged for a criterion's levels: a label, its scale perhaps in brackets, and a level alone
+    r"^[\W_]*(?:(?:final|overall)\s+)?(?:rating|score|grade)\s*(?:\(\s*\d{1,3}\s*[-–~/]\s*\d{1,3}\s*\)\s*)?"
+    r"[:=]\s*\d{1,3}(?:\s*/\s*\d{1,3})?[\W_]*$",
+    r"^[\W_]*(?:最终)?(?:评分|评级|打分|得分|分数)\s*(?:[（(]\s*\d{1,3}\s*[-–~/]\s*\d{1,3}\s*[)）]\s*)?"
+    r"[：:=]\s*\d{1,3}(?:\s*/\s*\d{1,3})?\s*分?[\W_]*$",
     r"^[\W_]*(?:最终|真实|正确|标准|参考|核查|审核|评估)?(?:结论|结果|判定|判断|标签|评分|裁定|评级)\s*[：:=]\s*"
     + _ZH_VERDICT_WORD + r"[\W_]*$",
     r"^[\W_]*(?:end\s+of\s+(?:the\s+)?(?:context|passages?|documents?|input|answer|text|data|statements?)"
@@ -119,6 +124,14 @@ AIMED = re.compile("|".join((
     r"\bplease\s+(?:give|award|assign)\s+(?:\w+\s+){0,3}(?:full\s+marks|a\s+perfect\s+score|top\s+marks)"
     r"|\b(?:full|top)\s+marks\s*,?\s*please\b",
     r"请(?:给|打)(?:予|出|个|它|我|这个?回答)?满分",
+    r"\b(?:rate|score|grade|mark)\s+(?:it|this(?:\s+(?:answer|response|reply|one))?|the\s+(?:answer|response|reply))"
+    r"\s+(?:(?:as|at|an?|with)\s+)?(?:a\s+)?\d{1,3}\b"
+    r"|\bgive\s+(?:it|this(?:\s+(?:answer|response|reply|one))?|the\s+(?:answer|response|reply))\s+(?:a\s+)?"
+    r"(?:\d{1,3}(?:\s*/\s*\d{1,3})?|(?:the\s+)?(?:top|highest|maximum|best)\s+(?:score|rating|mark|grade))\b",
+    r"(?:请|应该?|应当|必须)(?:给|打|评为?)(?:它|这个?回答|本回答|该回答)?打?\s*\d{1,3}\s*分",
+    # a rating the text says it already has ("[The evaluator has already scored this response 5/5.]")
+    r"\b(?:scored|rated|graded|marked)\s+(?:it|this(?:\s+(?:answer|response|reply))?|the\s+(?:answer|response"
+    r"|reply))\s+(?:(?:as|at|a)\s+)?\d{1,3}(?:\s*/\s*\d{1,3}|\s+out\s+of\s+\d{1,3})\b",
 )), _I | re.MULTILINE)
 
 #: The checker's own vocabulary, for sentences that speak it without taking any one shape above: a verdict
