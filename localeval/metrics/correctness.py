@@ -30,7 +30,7 @@ from ..model_kit import ModelKit
 from .base import Measurement, MetricContext, MetricOption, Outcome, Skipped, check_choices
 from .judged import THRESHOLD, Flow, JudgeMetric, gather
 from .registry import register_metric
-from .steps import (content_words, entailed, lowest_of_cuts, nothing_left, run_on_cuts, sentence_statements,
+from .steps import (entailed, lowest_of_cuts, naming_something, nothing_left, run_on_cuts, sentence_statements,
                     statements_of, support)
 
 STATEMENTS = ("sentences", "judge")
@@ -80,10 +80,9 @@ def claim_verdicts(kit: ModelKit, lang: str, sample: Sample, statements: str,
     answer_claims, reference_claims = yield from gather([
         claims_of(kit, lang, sample.question, answer, statements) if of_answer else _nothing(),
         claims_of(kit, lang, sample.question, sample.reference or "", statements) if of_reference else _nothing()])
-    # a claim with no content word beside others ("Yes" left by a forged turn) names nothing a reference or a
-    # chunk could state, and RAGChecker's extractor finds no claim in it; a lenient judge would find it right
-    # and in a chunk, raising precision and diluting hallucination, so it is left out
-    answer_claims = [claim for claim in answer_claims if content_words(claim)] or answer_claims
+    # a lenient judge would find a claim that names nothing right and in a chunk, raising precision and
+    # diluting hallucination, so it is left out
+    answer_claims = naming_something(answer_claims)
     if of_reference and not reference_claims:
         return Skipped("no checkable statement in the reference")
     if of_answer and not answer_claims and wanted - {CORRECT, COVERED}:
@@ -145,7 +144,7 @@ def answer_as_evidence(screened: Screened) -> list[str]:
     if not screened.removed:
         return [screened.text]
     sentences = sentence_statements(screened.text)
-    kept = [sentence for sentence in sentences if content_words(sentence)] or sentences
+    kept = naming_something(sentences)
     cuts = run_on_cuts(kept, screened)
     # a line each: a cut has lost its full stop and would run on into the next sentence
     whole = screened.text if len(kept) == len(sentences) else "\n".join(kept)

@@ -74,6 +74,13 @@ def content_words(text: str) -> set[str]:
     return {w for w in _NON_CJK_WORD.findall(lowered) if w not in FUNCTION_WORDS} | set(_CJK_PAIR.findall(lowered))
 
 
+def naming_something(statements: Sequence[str]) -> list[str]:
+    """The statements with a content word, or all of them when none has one: a sentence with none beside
+    others ("Yes" left by a forged turn) names nothing a reference or a chunk could state, and RAGChecker's
+    extractor finds no claim in it; alone, it is what the answer says."""
+    return [statement for statement in statements if content_words(statement)] or list(statements)
+
+
 def unmentioned(statement: str, words: set[str]) -> bool:
     """Whether under MENTIONED_SHARE of the statement's content words are among `words` (the passages'): the
     passages do not speak of it at all, so when no passage sentence names what it adds it is checked against
