@@ -68,7 +68,7 @@ def generated(corpus: Path, out: Path, n: int, contradictions: bool, judge: Judg
 def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...] | None) -> dict[str, Any]:
     """Train, unless `out` holds a classifier trained from the same pairs with the same options (then its
     manifest's figures, the seconds its training took included)."""
-    options = TrainOptions(judgements=judgements, epochs=args.epochs, layers=args.layers, threads=args.threads)
+    options = TrainOptions(judgements=judgements, epochs=args.epochs, threads=args.threads)
     kept = out / MANIFEST
     manifest = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
     wanted = json.loads(json.dumps(options.recorded()))  # as the manifest holds them (a tuple is a list there)
@@ -146,8 +146,6 @@ def main() -> None:
     parser.add_argument("--cranfield-n", type=int, default=320, help="Cranfield chunks to generate from")
     parser.add_argument("--halueval-n", type=int, default=200, help="HaluEval passages to generate from")
     parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--layers", type=int, help="train classifiers of the base's first N layers (default: all); "
-                        "kept in their own folders under --work")
     parser.add_argument("--time-pairs", type=int, default=2000, help="pairs of the training-time run (0: none)")
     parser.add_argument("--timing", type=int, default=16, help="rows the GGUF judge is timed on (empty cache)")
     parser.add_argument("--distill", action="store_true",
@@ -168,27 +166,24 @@ def main() -> None:
                               True, gen_judge),
     }
     pairs = {name: read_pairs([work / f"{name}-gen"], seed=0) for name in reports}
-    kept = f"-layers-{args.layers}" if args.layers else ""
-    classifiers = {name: work / f"{name}-classifier{kept}" for name in ("cranfield", "halueval", "halueval-distilled",
-                                                                         "timing")}
-    training = {"cranfield": trained(pairs["cranfield"], classifiers["cranfield"], args, ("context_relevance",)),
-                "halueval": trained(pairs["halueval"], classifiers["halueval"], args, ("answer_faithfulness",))}
+    training = {"cranfield": trained(pairs["cranfield"], work / "cranfield-classifier", args, ("context_relevance",)),
+                "halueval": trained(pairs["halueval"], work / "halueval-classifier", args, ("answer_faithfulness",))}
     if args.distill:  # the measured pairs' rows are left out of what the judge scores for it
         measured = {sample["id"] for sample in SETS["halueval"](args.limit, args.seed).samples}
         run = unlabelled_halueval(measured, work / "halueval-unlabelled-run", judge)
         distilled = [p for p in distilled_pairs(run) if p.judgement == "answer_faithfulness"]
-        figures = trained(pairs["halueval"] + distilled, classifiers["halueval-distilled"], args,
+        figures = trained(pairs["halueval"] + distilled, work / "halueval-distilled-classifier", args,
                           ("answer_faithfulness",))
         training["halueval, distilled"] = {**figures, "distilled_pairs": len(distilled)}
     if args.time_pairs:  # every judgement from both sets, cut to --time-pairs pairs: the training time figure
         both = pairs["cranfield"] + pairs["halueval"]
         chosen = [both[int(i)] for i in np.random.default_rng(0).permutation(len(both))[: args.time_pairs]]
-        training["both, all judgements"] = trained(chosen, classifiers["timing"], args, None)
-    rows = (compare("cranfield-passages", "passage_relevance", classifiers["cranfield"], args, judge)
-            + compare("cranfield-graded", "passage_relevance", classifiers["cranfield"], args, judge)
-            + compare("halueval", "faithfulness", classifiers["halueval"], args, judge))
+        training["both, all judgements"] = trained(chosen, work / "timing-classifier", args, None)
+    rows = (compare("cranfield-passages", "passage_relevance", work / "cranfield-classifier", args, judge)
+            + compare("cranfield-graded", "passage_relevance", work / "cranfield-classifier", args, judge)
+            + compare("halueval", "faithfulness", work / "halueval-classifier", args, judge))
     if args.distill:
-        rows += compare("halueval", "faithfulness", classifiers["halueval-distilled"], args, judge,
+        rows += compare("halueval", "faithfulness", work / "halueval-distilled-classifier", args, judge,
                         as_judge="classifier, distilled", gguf=False)
     print(f"{'set':<20} {'metric':<18} {'judge':<22} {'n':>4} {'AUROC':>6} {'pairs':>6} {'samples/s':>10}")
     for row in rows:

@@ -57,14 +57,14 @@ def samples(n: int = 4) -> list[dict[str, Any]]:
     return out
 
 
-def trained_classifier(folder: Path, *judgements: str, options: tuple[str, ...] = ()) -> Path:
+def trained_classifier(folder: Path, *judgements: str) -> Path:
     """A classifier trained on the labelled fixture in a few steps (the real base weights), for `judgements`
-    (default: all that the fixture labels), with `localeval train`'s further `options`."""
+    (default: all that the fixture labels)."""
     data = folder / "labels.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in labelled_rows()), encoding="utf-8")
     only = ["--judgements", ",".join(judgements)] if judgements else []
     result = invoke("train", "--data", str(data), "-o", str(folder / "clf"), *only, "--epochs", "1", "--batch-size",
-                    "8", "--held-out", "0.25", "--max-length", "64", "--threads", "1", *options)
+                    "8", "--held-out", "0.25", "--max-length", "64", "--threads", "1")
     assert result.exit_code == 0, result.output
     assert "context_relevance: 18 pairs trained" in result.output
     return folder / "clf"
@@ -275,21 +275,6 @@ def test_damaged_or_foreign_folder_is_one_line_before_scoring(tmp_path: Path, cl
     (line,) = result.output.strip().splitlines()
     assert line.startswith(f"error: --classifier {clf}") and message in line
     assert not (tmp_path / "run" / "summary.json").exists()
-
-
-def test_a_classifier_of_the_base_s_first_layers_is_saved_as_such_and_scores(tmp_path: Path) -> None:
-    folder = trained_classifier(tmp_path, "context_relevance", options=("--layers", "2"))
-    config = json.loads((folder / "context_relevance" / "config.json").read_text())
-    manifest = json.loads((folder / "manifest.json").read_text())
-    assert config["num_hidden_layers"] == 2 and manifest["options"]["layers"] == 2
-    model = Classifier(check_classifier(folder), threads=1).model(check_classifier(folder).judgements[0])
-    assert len(model.model.base_model.encoder.layer) == 2  # loaded as trained, not padded back to six
-    result = score(tmp_path, folder, "run", samples(2), metrics="passage_relevance")
-    assert result.exit_code == 0, result.output
-    too_many = invoke("train", "--data", str(tmp_path / "labels.jsonl"), "-o", str(tmp_path / "seven"),
-                      "--judgements", "context_relevance", "--layers", "7")
-    assert too_many.exit_code == 2 and "--layers 7: the base all-minilm-l6-v2 has 6 layers" in too_many.output
-    assert not (tmp_path / "seven").exists()
 
 
 def test_train_refuses_a_folder_of_other_files_and_too_few_pairs(tmp_path: Path) -> None:

@@ -138,10 +138,10 @@ def _check_fields(manifest: dict[str, Any], path: Path) -> None:
 class Classifier:
     """The loaded cross-encoders of a checked folder, one per judgement, each loaded on first use.
 
-    On a CPU that computes bfloat16 natively (AVX512-BF16 or AMX) the forward pass runs in it, faster, for
-    probabilities a hundredth apart at most (docs/pages/benchmarks/accuracy.md). Elsewhere bfloat16 is
-    emulated and slower, so float32. The precision is part of each cached answer's
-    key and of summary.json, so a run never mixes the two."""
+    On a CPU with AMX the forward pass runs in bfloat16, faster, for probabilities a hundredth apart at most
+    (docs/pages/benchmarks/accuracy.md). Elsewhere float32, which was faster even on a CPU with AVX512-BF16
+    and no AMX. The precision is part of each cached answer's key and of summary.json, so a run never mixes
+    the two."""
 
     def __init__(self, folder: ClassifierFolder, threads: int | None = None) -> None:
         self.folder = folder
@@ -179,16 +179,16 @@ class Classifier:
 
 
 def _native_bf16() -> bool:
-    """Whether the forward pass runs on a CPU with bfloat16 in hardware (a GPU keeps float32)."""
+    """Whether the forward pass runs on a CPU whose matrix units compute bfloat16 (a GPU keeps float32)."""
     import torch
 
     if torch.cuda.is_available():
         return False
     try:
         # oneDNN's own probe says yes on any AVX-512 CPU, where bfloat16 is emulated and slower than float32;
-        # the instructions themselves are AVX512-BF16 and AMX.
-        in_hardware = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
-        return bool(in_hardware and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        # with AVX512-BF16's dot products and no AMX it was slower too, with the weights cast once or under
+        # autocast alike (docs/pages/benchmarks/accuracy.md), so only AMX's tiles count.
+        return bool(torch.cpu._is_amx_tile_supported() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):  # a torch without oneDNN, or without these probes
         return False
 

@@ -48,7 +48,6 @@ class TrainOptions:
     learning_rate: float = 1e-4  # the encoder's; the new head's is HEAD_LR_FACTOR times this
     held_out: float = 0.1
     max_length: int = 128
-    layers: int | None = None  # the base's first N transformer layers; None: all of them
     seed: int = 0
     threads: int | None = None
 
@@ -191,8 +190,6 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
     transformers.set_seed(options.seed)
     model = load_cross_encoder(base, options.threads)
     model.max_seq_length = options.max_length
-    if options.layers is not None:
-        _keep_layers(model, options.layers)
     data = Dataset.from_dict({"first": [p.first for p in train_pairs], "second": [p.second for p in train_pairs],
                               "label": [p.label for p in train_pairs]})
     steps = options.epochs * -(-len(train_pairs) // options.batch_size)
@@ -224,19 +221,6 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
             "held_out": {"n": len(held), "accuracy": round(float(np.mean((probs >= 0.5) == labels)), 4),
                          "auroc": None if area is None else round(area, 4)},
             "seconds": round(time.perf_counter() - started, 1)}
-
-
-def _keep_layers(model: Any, layers: int) -> None:
-    """Keep the encoder's first `layers` transformer layers and drop the rest, before fine-tuning: the
-    forward pass costs in proportion to the layers, and the lower layers of a pre-trained encoder carry
-    most of what a fine-tuned classifier uses (Sajjad et al., "On the effect of dropping layers of
-    pre-trained transformer models", 2023). The saved config says how many, so scoring loads the same."""
-    encoder = model.model.base_model.encoder
-    have = len(encoder.layer)
-    if not 1 <= layers <= have:
-        raise OptionError(f"--layers {layers}: the base {BASE} has {have} layers; give 1 to {have}")
-    encoder.layer = encoder.layer[:layers]
-    model.model.config.num_hidden_layers = layers
 
 
 def _optimizer(model: Any, options: TrainOptions) -> Any:

@@ -31,15 +31,12 @@ from .options import FiniteFloatRange, OutPath
               help="Share of each judgement's pairs kept out of training and measured on at the end.")
 @click.option("--max-length", type=click.IntRange(min=32, max=512), default=128, show_default=True,
               help="Tokens of a pair the cross-encoder reads; longer passages are windowed when scoring.")
-@click.option("--layers", type=click.IntRange(min=1), default=None,
-              help="Keep the base's first N of its 6 transformer layers: fewer score faster and may judge worse "
-                   "(default: all).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), help="CPU threads for training (default: torch's).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no report.")
 @user_errors
 def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judgements: str | None, epochs: int,
-          batch_size: int, learning_rate: float, held_out: float, max_length: int, layers: int | None, seed: int, threads: int | None,
+          batch_size: int, learning_rate: float, held_out: float, max_length: int, seed: int, threads: int | None,
           quiet: bool) -> None:
     """Fine-tune a classifier judge (ARES's method) from all-MiniLM-L6-v2; score with it by
     `localeval score --classifier DIR`. English only."""
@@ -51,7 +48,7 @@ def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judg
         raise click.UsageError("give training pairs: --data DIR|FILE and/or --distill RUN_DIR")
     names = tuple(n.strip() for n in judgements.split(",") if n.strip()) if judgements else None
     options = TrainOptions(judgements=names, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                           held_out=held_out, max_length=max_length, layers=layers, seed=seed, threads=threads)
+                           held_out=held_out, max_length=max_length, seed=seed, threads=threads)
     pairs = read_pairs(data, distill, seed)
     manifest = run_training(pairs, out_dir, options, progress=not quiet)
     if not quiet:
