@@ -152,7 +152,8 @@ def main() -> None:
                         help="also train and measure a HaluEval classifier with the GGUF judge's verdicts on the "
                              "unmeasured dev rows added to its pairs")
     parser.add_argument("--fp32", action="store_true",
-                        help="score with the classifier in float32 even where the CPU has bfloat16 (to compare)")
+                        help="score with the classifier in float32 even where localeval would pick bfloat16 "
+                             "(a CPU with AMX; to compare)")
     args = parser.parse_args()
     if args.fp32:
         classifier_folder._native_bf16 = lambda: False

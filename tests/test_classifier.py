@@ -178,7 +178,7 @@ def test_rerun_gives_identical_numbers(tmp_path: Path, classifier: Path) -> None
 
 
 def test_bf16_probabilities_are_those_of_fp32_to_a_hundredth(classifier: Path) -> None:
-    """bfloat16 runs wherever the CPU computes it natively; it must not change what the classifier says."""
+    """bfloat16 runs on a CPU with AMX; it must not change what the classifier says."""
     model = Classifier(check_classifier(classifier), threads=1)
     judgement = model.folder.judgements[0]
     pairs = [(f"What is the capital of {country}?", f"{city} is the capital of {country}. It has a river.")

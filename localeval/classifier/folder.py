@@ -179,16 +179,18 @@ class Classifier:
 
 
 def _native_bf16() -> bool:
-    """Whether the forward pass runs on a CPU whose matrix units compute bfloat16 (a GPU keeps float32)."""
+    """Whether the forward pass runs on a CPU with AMX, whose tiles compute bfloat16 (a GPU keeps float32)."""
     import torch
 
     if torch.cuda.is_available():
         return False
     try:
         # oneDNN's own probe says yes on any AVX-512 CPU, where bfloat16 is emulated and slower than float32;
-        # with AVX512-BF16's dot products and no AMX it was slower too, with the weights cast once or under
-        # autocast alike (docs/pages/benchmarks/accuracy.md), so only AMX's tiles count.
-        return bool(torch.cpu._is_amx_tile_supported() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        # on the one Xeon with AVX512-BF16 and no AMX measured it was slower too, with the weights cast once or
+        # under autocast alike (docs/pages/benchmarks/accuracy.md), so only AMX's tiles count, and only where
+        # the kernel grants them (some VMs advertise AMX they cannot run).
+        return bool(torch.cpu._is_amx_tile_supported() and torch.cpu._init_amx()
+                    and torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):  # a torch without oneDNN, or without these probes
         return False
 
