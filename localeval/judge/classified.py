@@ -177,7 +177,9 @@ class ClassifiedJudge:
 
 
 def _pair(judgement: Judgement, prompt: RenderedPrompt) -> tuple[str, str]:
-    return str(prompt.variables.get(judgement.first, "")), str(prompt.variables.get(judgement.second, ""))
+    second = str(prompt.variables.get(judgement.second, ""))
+    beside = prompt.variables.get(judgement.beside) if judgement.beside else None
+    return str(prompt.variables.get(judgement.first, "")), judgement.second_text(second, beside)
 
 
 def _value(ask: Ask, p: float) -> Any:
