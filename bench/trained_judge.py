@@ -39,7 +39,7 @@ from devsets import SETS
 
 from localeval import JudgeOptions, MetricOptions
 from localeval.classifier import folder as classifier_folder
-from localeval.classifier.folder import FORMAT_VERSION, MANIFEST
+from localeval.classifier.folder import MANIFEST
 from localeval.classifier.pairs import Pair, data_sha256, distilled_pairs, read_pairs
 from localeval.classifier.training import TrainOptions, near_chance, train
 from localeval.pipeline import score_file
@@ -72,8 +72,7 @@ def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...]
     kept = out / MANIFEST
     manifest = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
     wanted = json.loads(json.dumps(options.recorded()))  # as the manifest holds them (a tuple is a list there)
-    if (manifest.get("data_sha256") == data_sha256(pairs) and manifest.get("options") == wanted
-            and manifest.get("version") == FORMAT_VERSION):
+    if manifest.get("data_sha256") == data_sha256(pairs) and manifest.get("options") == wanted:
         seconds = sum(v["seconds"] for v in manifest["judgements"].values())
     else:
         started = time.perf_counter()

@@ -14,15 +14,10 @@ from click.testing import CliRunner, Result
 
 from localeval.atomic import one_run_at_a_time
 from localeval.classifier.folder import Classifier, check_classifier
-from localeval.classifier.judgements import JUDGEMENTS
-from localeval.classifier.pairs import (Pair, distilled_pairs, distinct_pairs, faithfulness_pairs, generated_pairs,
-                                       labelled_pairs, read_pairs, swapped_pairs)
+from localeval.classifier.pairs import (Pair, distilled_pairs, distinct_pairs, generated_pairs, labelled_pairs,
+                                       read_pairs, swapped_pairs)
 from localeval.classifier.training import MANIFEST, chance_bar, near_chance
 from localeval.cli import cli
-from localeval.data.records import Context
-from localeval.judge.classified import _pair
-from localeval.judge.prompts import load_prompt
-from localeval.metrics.steps import added_words, joined, related_passages
 from localeval.errors import InputError
 from tests.conftest import write_jsonl
 
@@ -319,8 +314,6 @@ def test_labelled_rows_errors_name_file_line_and_field(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "none.jsonl", ['{"question": "q"}'])
     with pytest.raises(InputError, match=r"none.jsonl:1: no label"):
         read_pairs([path])
-    path = write_jsonl(tmp_path / "two.jsonl", ['{"question": "q", "contexts": ["a.", {"text": "b."}], "context_relevance": 1}'])
-    assert list(labelled_pairs(path, str(path))) == [Pair("context_relevance", "q", "a.\n\nb.", 1.0, str(path))]
     path = write_jsonl(tmp_path / "ctx.jsonl", ['{"question": "q", "contexts": [{"text": null}], "context_relevance": 1}'])
     with pytest.raises(InputError, match=r"ctx.jsonl:1: field 'contexts': each context is a string or an object"):
         read_pairs([path])
@@ -349,21 +342,17 @@ def test_generated_folder_gives_all_three_judgements(tmp_path: Path) -> None:
                       ("answer_faithfulness", 0.0): 10, ("answer_relevance", 1.0): 3, ("answer_relevance", 0.0): 3}
     for i, row in enumerate(rows):  # after negatives.jsonl's 4 pairs: faithful, not, relevant, not, per question
         mine = pairs[4 + 4 * i: 8 + 4 * i]
-        # a faithfulness pair reads the answer beside its question, as faithfulness asks the judge
-        assert [p.second in (row["reference"], f"{row['question']} | {row['reference']}") for p in mine] == [
-            True, False, True, False]
-        assert mine[0].second == f"{row['question']} | {row['reference']}" and mine[2].second == row["reference"]
+        assert [p.second == row["reference"] for p in mine] == [True, False, True, False]
     countries = {country for _, country in CAPITALS[:3]}
     for i, row in enumerate(rows):  # then, per question, the swaps: the answer, a sentence, the sentence swapped
         answer, sentence, wrong = pairs[16 + 3 * i: 19 + 3 * i]
         passage = row["reference_docs"][0]["text"]
-        assert {p.first for p in (answer, sentence, wrong)} == {f"[1] {passage}"}  # numbered, as the judge reads it
+        assert {p.first for p in (answer, sentence, wrong)} == {passage}
         assert [p.label for p in (answer, sentence, wrong)] == [0.0, 1.0, 0.0]
-        name = answer.second.removeprefix(f"{row['question']} | ")
-        assert name in countries and name not in passage  # a bare name: only from elsewhere
-        assert sentence.second == f"{row['question']} | {passage}"  # as an answer's sentence is asked
-        own, swapped = passage.rsplit(" ", 1)[1].rstrip("."), wrong.second.removeprefix(f"{row['question']} | ")
-        assert swapped.replace(own, "").startswith(row["reference"]) and own not in swapped
+        assert answer.second in countries and answer.second not in passage  # a bare name: only from elsewhere
+        assert sentence.second == passage
+        own = passage.rsplit(" ", 1)[1].rstrip(".")
+        assert wrong.second.replace(own, "").startswith(row["reference"]) and own not in wrong.second
     with pytest.raises(InputError, match="no testset.jsonl"):
         generated_pairs(tmp_path, seed=0)
     write_jsonl(folder / "testset.jsonl", [json.dumps(rows[0]), json.dumps({"question": "q", "reference": "r"})])
@@ -393,29 +382,8 @@ def test_another_answer_is_a_negative_only_where_it_is_one(tmp_path: Path) -> No
                       ("Capital of Italy?", "Rome", "Rome is the capital of Italy."))
     negatives = [(p.judgement, p.first, p.second) for p in named if p.label == 0.0]
     assert negatives == [("answer_relevance", "Capital of France?", "Rome"),  # the passage names Rome: no negative
-                         ("answer_faithfulness", "[1] Rome is the capital of Italy.", "Capital of Italy? | Paris"),
+                         ("answer_faithfulness", "Rome is the capital of Italy.", "Paris"),
                          ("answer_relevance", "Capital of Italy?", "Paris")]
-
-
-def test_a_faithfulness_pair_is_trained_as_the_classifier_reads_it_when_faithfulness_asks() -> None:
-    """A classifier learns from the pairs it will be given: the statement beside the question it answers
-    (a bare "Paris." is checkable only so), against the passage sentences faithfulness shows the judge."""
-    passage = "Paris is the capital of France. Lyon is known for its food."
-    question = "What is the capital of France?"
-    faithfulness = JUDGEMENTS["answer_faithfulness"]
-    for statement, asked in (("Paris.", question), ("Lyon is known for its food.", "")):
-        [pair] = faithfulness_pairs(passage, statement, asked, 1.0, "x")
-        shown = related_passages((Context(passage),), added_words(statement, asked))[0]
-        prompt = load_prompt("verify_statement", "en").render(context=joined(shown), statement=statement,
-                                                               question=asked)
-        assert _pair(faithfulness, prompt) == (pair.first, pair.second)
-    assert faithfulness_pairs(passage, "Paris.", question, 1.0, "x")[0] == Pair(
-        "answer_faithfulness", "[1] Paris is the capital of France.", f"{question} | Paris.", 1.0, "x")
-    # what a statement adds is named nowhere in a passage that speaks of it: faithfulness scores it 0 unasked,
-    # so the classifier never reads the pair and is not trained on it
-    assert faithfulness_pairs(passage, "The capital of France is Marseille.", question, 0.0, "x") == []
-    # a statement the passage does not speak of at all is checked against it whole
-    assert [p.first for p in faithfulness_pairs(passage, "Oslo.", question, 0.0, "x")] == [joined([Context(passage)])]
 
 
 def test_each_distinct_pair_is_trained_once_and_copies_that_disagree_average() -> None:
@@ -434,12 +402,9 @@ def test_distilled_pairs_take_the_judge_probabilities(tmp_path: Path) -> None:
                        "faithfulness": {"against": "contexts", "statements": [{"text": "Paris.", "p": 0.7}]}}}
     path = write_jsonl(tmp_path / "samples.jsonl", [json.dumps(row)])
     pairs = list(distilled_pairs(tmp_path))
-    assert [(p.judgement, p.first, p.second, p.label) for p in pairs] == [
-        ("context_relevance", "Capital of France?", "Paris is the capital.", 0.8),
-        ("context_relevance", "Capital of France?", "Bananas.", 0.1),
-        # against the passage sentences naming what the statement adds, as faithfulness shows the judge
-        ("answer_faithfulness", "[1] Paris is the capital.", "Capital of France? | Paris.", 0.7),
-        ("answer_relevance", "Capital of France?", "Paris.", 0.9)]
+    assert [(p.judgement, p.second, p.label) for p in pairs] == [
+        ("context_relevance", "Paris is the capital.", 0.8), ("context_relevance", "Bananas.", 0.1),
+        ("answer_faithfulness", "Paris.", 0.7), ("answer_relevance", "Paris.", 0.9)]
     # a run of an input whose contexts are plain strings keeps them so
     write_jsonl(path, [json.dumps(dict(row, contexts=["Paris is the capital.", "Bananas."]))])
     assert list(distilled_pairs(tmp_path)) == pairs

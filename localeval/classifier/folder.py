@@ -23,9 +23,7 @@ from .judgements import BY_PROMPT, JUDGEMENTS, Judgement
 
 MANIFEST = "manifest.json"
 FORMAT = "localeval-classifier"
-#: 2: a faithfulness pair reads the statement beside its question (judgements.py); a version 1 classifier
-#: learned without it, so it is refused rather than fed pairs of another shape.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 1
 #: Pairs scored per forward pass; judge/classified.py windows a long text to fit the model, so memory stays
 #: bounded by this.
 BATCH = 32

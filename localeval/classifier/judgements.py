@@ -26,16 +26,6 @@ class Judgement:
     row_fields: tuple[str, str]
     #: The metrics whose verdicts come from the prompt (for the docs and `localeval train`'s report).
     metrics: tuple[str, ...]
-    #: A prompt variable read with the second text where the prompt gives it: the question an answer's
-    #: statement was taken from, without which a bare answer ("In 1861.", "Lisbon") says nothing to check
-    #: (ARES's faithfulness classifier reads the query beside the answer for the same reason).
-    beside: str | None = None
-
-    def second_text(self, second: str, beside: object = None) -> str:
-        """The second text as the cross-encoder reads it: with the `beside` variable before it, when given."""
-        if self.beside is None or not isinstance(beside, str) or not beside.strip():
-            return second
-        return f"{' '.join(beside.split())} | {second}"
 
 
 JUDGEMENTS: dict[str, Judgement] = {j.name: j for j in (
@@ -43,7 +33,7 @@ JUDGEMENTS: dict[str, Judgement] = {j.name: j for j in (
               ("passage_relevance",)),
     Judgement("answer_faithfulness", "verify_statement", "yes_no", "context", "statement", ("context", "answer"),
               ("faithfulness", "context_recall", "claim_recall", "context_utilization", "noise_sensitivity",
-               "hallucination", "self_knowledge"), beside="question"),
+               "hallucination", "self_knowledge")),
     Judgement("answer_relevance", "relevance_rating", "choice", "question", "answer", ("question", "answer"),
               ("answer_relevance_rating",)),
 )}

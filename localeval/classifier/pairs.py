@@ -13,9 +13,6 @@
 - a scored run (`--distill RUN_DIR`): the GGUF judge's probabilities in its samples.jsonl, as soft labels:
   passage_relevance's per passage, faithfulness's per statement (against the contexts it was checked
   against), answer_relevance_rating's score.
-
-Every faithfulness pair is shaped as faithfulness asks the judge (faithfulness_pairs), so the classifier
-learns from the pairs it will be given.
 """
 
 from __future__ import annotations
@@ -80,32 +77,13 @@ def generated_pairs(folder: Path, seed: int) -> list[Pair]:
         # Another question's answer is a negative only where it is one: not when it is this answer too ("Yes",
         # "1995"), nor, for faithfulness, when the passage itself says it (a bare name it holds is supported).
         differs = _folded(borrowed) != _folded(own)
-        pairs += faithfulness_pairs(passage, own, row["question"], 1.0, where)
+        pairs.append(Pair("answer_faithfulness", passage, own, 1.0, where))
         if differs and not _names(passage, borrowed):
-            pairs += faithfulness_pairs(passage, borrowed, row["question"], 0.0, where)
+            pairs.append(Pair("answer_faithfulness", passage, borrowed, 0.0, where))
         pairs.append(Pair("answer_relevance", row["question"], own, 1.0, where))
         if differs:
             pairs.append(Pair("answer_relevance", row["question"], borrowed, 0.0, where))
     return pairs + swapped_pairs(rows, where, seed)
-
-
-def faithfulness_pairs(passages: str | Sequence[str], statement: str, question: str, label: float,
-                       source: str) -> list[Pair]:
-    """The pair as faithfulness shows it to the judge: the statement beside its question, against the passage
-    sentences that name what it adds to the question (metrics/faithfulness.py, evidence "related"), or the
-    whole passages when they do not speak of the statement at all; no pair when they speak of it but no
-    sentence names what it adds, since faithfulness scores such a statement 0 without asking. Trained on
-    whole passages instead, the classifier learned from pairs it never reads, some cut at its window before
-    the sentence their label rests on."""
-    from ..data.records import Context
-    from ..metrics.steps import added_words, joined, passage_words, related_passages, unmentioned
-
-    shown = tuple(Context(text) for text in ([passages] if isinstance(passages, str) else passages))
-    related = related_passages(shown, added_words(statement, question))[0]
-    if not related and not unmentioned(statement, passage_words(shown)):
-        return []
-    second = JUDGEMENTS["answer_faithfulness"].second_text(statement, question)
-    return [Pair("answer_faithfulness", joined(related or shown), second, label, source)]
 
 
 def _folded(text: str) -> str:
@@ -143,13 +121,13 @@ def swapped_pairs(rows: Sequence[tuple[dict[str, Any], str]], source: str, seed:
     for row, passage in rows:
         wrong = swapped(row["reference"], passage, everywhere, rng)
         if wrong is not None:
-            pairs += faithfulness_pairs(passage, wrong, row["question"], 0.0, source)
+            pairs.append(Pair("answer_faithfulness", passage, wrong, 0.0, source))
         candidates = [s for s in sentences(passage) if spans(s) and s != row["reference"]]
         for i in rng.permutation(len(candidates)):
             wrong = swapped(candidates[int(i)], passage, everywhere, rng)
             if wrong is not None:
-                pairs += (faithfulness_pairs(passage, candidates[int(i)], row["question"], 1.0, source)
-                          + faithfulness_pairs(passage, wrong, row["question"], 0.0, source))
+                pairs += [Pair("answer_faithfulness", passage, candidates[int(i)], 1.0, source),
+                          Pair("answer_faithfulness", passage, wrong, 0.0, source)]
                 break
     return pairs
 
@@ -179,31 +157,21 @@ def labelled_pairs(path: Path, source: str) -> Iterator[Pair]:
             label = row[name]
             if isinstance(label, bool) or label not in (0, 1):
                 raise InputError(source, line, name, f"expected 0 or 1, got {json.dumps(label)}")
-            texts = _texts(row, name, source, line)
-            if name == "answer_faithfulness":
-                question = row.get("question")
-                yield from faithfulness_pairs(texts["context"], texts["answer"],
-                                              question if isinstance(question, str) else "", float(label), source)
-            else:
-                first, second = ("\n\n".join(t) if isinstance(t, list) else t
-                                 for t in (texts[field] for field in JUDGEMENTS[name].row_fields))
-                yield Pair(name, first, second, float(label), source)
+            first, second = _texts(row, name, source, line)
+            yield Pair(name, first, second, float(label), source)
 
 
-def _texts(row: dict[str, Any], judgement: str, source: str, line: int) -> dict[str, Any]:
-    """The row's fields that `judgement` needs, checked; `context` as a list of passages when given as
-    `contexts`."""
+def _texts(row: dict[str, Any], judgement: str, source: str, line: int) -> tuple[str, str]:
     context = row.get("context")
     if context is None and isinstance(row.get("contexts"), list):
-        context = [_context_text(c, source, line) for c in row["contexts"]]
+        context = "\n\n".join(_context_text(c, source, line) for c in row["contexts"])
+    needs = JUDGEMENTS[judgement].row_fields
     values = {"question": row.get("question"), "context": context, "answer": row.get("answer")}
-    for field in JUDGEMENTS[judgement].row_fields:
-        value = values[field]
-        texts = value if isinstance(value, list) and value else [value]
-        if not all(isinstance(text, str) and text.strip() for text in texts):
+    for field in needs:
+        if not isinstance(values[field], str) or not values[field].strip():
             raise InputError(source, line, field, f"a {judgement} label needs a non-empty {field}"
                              + (" (or `contexts`)" if field == "context" else ""))
-    return values
+    return values[needs[0]], values[needs[1]]
 
 
 def _context_text(context: Any, source: str, line: int | None) -> str:
@@ -239,8 +207,8 @@ def distilled_pairs(run: Path) -> Iterator[Pair]:
                     raise InputError(source, line, "details.faithfulness.statements",
                                      "each statement is an object with a string `text` and a probability `p`")
                 found = True
-                p = _probability(statement.get("p"), "details.faithfulness.statements[].p", source, line)
-                yield from faithfulness_pairs(contexts, statement["text"], question, p, source)
+                yield Pair("answer_faithfulness", "\n\n".join(contexts), statement["text"],
+                           _probability(statement.get("p"), "details.faithfulness.statements[].p", source, line), source)
         score = (row.get("metrics") or {}).get("answer_relevance_rating")
         if isinstance(score, float) and isinstance(row.get("answer"), str) and row["answer"]:
             found = True

@@ -177,9 +177,7 @@ class ClassifiedJudge:
 
 
 def _pair(judgement: Judgement, prompt: RenderedPrompt) -> tuple[str, str]:
-    second = str(prompt.variables.get(judgement.second, ""))
-    beside = prompt.variables.get(judgement.beside) if judgement.beside else None
-    return str(prompt.variables.get(judgement.first, "")), judgement.second_text(second, beside)
+    return str(prompt.variables.get(judgement.first, "")), str(prompt.variables.get(judgement.second, ""))
 
 
 def _value(ask: Ask, p: float) -> Any:
