@@ -72,7 +72,8 @@ def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...]
     kept = out / MANIFEST
     manifest = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
     wanted = json.loads(json.dumps(options.recorded()))  # as the manifest holds them (a tuple is a list there)
-    if manifest.get("data_sha256") == data_sha256(pairs) and manifest.get("options") == wanted:
+    if (manifest.get("data_sha256") == data_sha256(pairs) and manifest.get("options") == wanted
+            and manifest.get("version") == classifier_folder.FORMAT_VERSION):
         seconds = sum(v["seconds"] for v in manifest["judgements"].values())
     else:
         started = time.perf_counter()

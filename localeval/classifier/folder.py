@@ -20,10 +20,13 @@ from ..errors import LocalevalError
 from ..judge.prompts import LANGS
 from ..models import sha256_of
 from .judgements import BY_PROMPT, JUDGEMENTS, Judgement
+from .reading import shown
 
 MANIFEST = "manifest.json"
 FORMAT = "localeval-classifier"
-FORMAT_VERSION = 1
+#: 2: a faithfulness classifier reads its statements marked (reading.py), so one of version 1, trained on the
+#: plain texts, would be scored on text it never learned from.
+FORMAT_VERSION = 2
 #: Pairs scored per forward pass; judge/classified.py windows a long text to fit the model, so memory stays
 #: bounded by this.
 BATCH = 32
@@ -160,11 +163,17 @@ class Classifier:
     def count_tokens(self, judgement: Judgement, text: str) -> int:
         return len(self.model(judgement).tokenizer.tokenize(text))
 
+    def pair_tokens(self, judgement: Judgement, first: str, second: str) -> int:
+        """The tokens of the two texts as the cross-encoder reads them (reading.py's marks included)."""
+        return sum(self.count_tokens(judgement, text) for text in shown(judgement, first, second) if text)
+
     def probabilities(self, judgement: Judgement, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """P(yes) per pair. Pairs are scored in order of length, so a batch pads little, then put back."""
+        """P(yes) per pair, read as the classifier was trained to read it (reading.py). Pairs are scored in
+        order of length, so a batch pads little, then put back."""
         import torch
 
         model = self.model(judgement)
+        pairs = [shown(judgement, *pair) for pair in pairs]
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
             scores = model.predict([pairs[i] for i in order], batch_size=BATCH, show_progress_bar=False,

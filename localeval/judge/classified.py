@@ -81,8 +81,9 @@ class ClassifiedJudge:
         def count(text: str) -> int:
             return self.classifier.count_tokens(judgement, text)
 
-        pair = _pair(judgement, prompt)
-        used = sum(count(text) for text in pair if text)
+        # The text to window is empty in `prompt`, so a statement counts with every content word marked: the
+        # most its marks against any window can take (classifier/reading.py).
+        used = self.classifier.pair_tokens(judgement, *_pair(judgement, prompt))
         budget = self.classifier.max_tokens(judgement) - PAIR_OVERHEAD - used
         if budget < MIN_WINDOW:
             return self.llm.context_budget(prompt, max_tokens)
@@ -135,7 +136,7 @@ class ClassifiedJudge:
         """Whether the pair fits the cross-encoder, which would otherwise cut its end off unread: a windowed
         passage always fits (context_budget), an answer to rate or a statement too long does not, and goes
         to the GGUF judge."""
-        used = sum(self.classifier.count_tokens(judgement, text) for text in _pair(judgement, prompt) if text)
+        used = self.classifier.pair_tokens(judgement, *_pair(judgement, prompt))
         return used + PAIR_OVERHEAD <= self.classifier.max_tokens(judgement)
 
     def _classify(self, judgement: Judgement, asks: Sequence[Ask]) -> list[Answer]:

@@ -74,6 +74,11 @@ def content_words(text: str) -> set[str]:
     return {w for w in _NON_CJK_WORD.findall(lowered) if w not in FUNCTION_WORDS} | set(_CJK_PAIR.findall(lowered))
 
 
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Where each word that is not Chinese starts and ends: content_words' words, in place."""
+    return [match.span() for match in _NON_CJK_WORD.finditer(text)]
+
+
 def naming_something(statements: Sequence[str]) -> list[str]:
     """The statements with a content word, or all of them when none has one: a sentence with none beside
     others ("Yes" left by a forged turn) names nothing a reference or a chunk could state, and RAGChecker's
