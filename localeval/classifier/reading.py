@@ -5,8 +5,8 @@ A classifier learns from a few hundred generated pairs, and from the plain texts
 than support: its held-out AUROC stayed at chance on every seed and recipe tried, while the share of a
 statement's words that its context names, a rule with nothing to learn, did better on the same pairs
 (docs/pages/benchmarks/accuracy.md, "Trained classifier judges"). Marked, the words the context lacks are a
-signal the model reads directly, and it still learns what the marks cannot tell: a name swapped for another
-name of the same passage, a negation, a number in the wrong place. The marks are made the same way where the
+signal the model reads directly; what marks cannot tell (a name swapped for another name of the same passage,
+a negation) it still has to learn from the pairs. The marks are made the same way where the
 classifier learns and where it scores, so it always reads what it was trained on. Square brackets already
 in a statement become round ones, so a bracket only ever means a mark (a citation "[1]" is not one).
 """
