@@ -96,3 +96,30 @@ def join_sentences(left: str, right: str) -> str:
     if not left:
         return right
     return left + right if CJK.match(left[-1]) or CJK.match(right[:1]) else f"{left} {right}"
+
+
+#: English function words: two texts share them without saying anything in common. Chinese is matched by
+#: overlapping character pairs, which carry content.
+FUNCTION_WORDS = frozenset("""
+a an the and or but if then than so of in on at to for from by with without about as into onto over under
+is are was were be been being am do does did done have has had having will would shall should can could may
+might must it its this that these those there here he she they we you i me him her them us my your his their
+our who whom whose which what when where why how not no nor yes also very more most much many some any all
+each every other such only own same just s t
+""".split())
+_CJK_PAIR = re.compile(f"(?=([{CJK_LETTERS}]{{2}}))")
+_NON_CJK_WORD = re.compile(f"[^\\W_{CJK_LETTERS}]+")
+#: The label metrics.steps.joined() opens each passage with, for the GGUF judge to see where one begins.
+PASSAGE_LABEL = re.compile(r"^\[\d+\] ", re.M)
+
+
+def content_words(text: str) -> set[str]:
+    """Words that say what a text is about: its non-function words, and every pair of adjacent Chinese
+    characters (overlapping, so that a pair does not depend on where a run of characters starts)."""
+    lowered = text.lower()
+    return {w for w in _NON_CJK_WORD.findall(lowered) if w not in FUNCTION_WORDS} | set(_CJK_PAIR.findall(lowered))
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Where each word that is not Chinese starts and ends: content_words' words, in place."""
+    return [match.span() for match in _NON_CJK_WORD.finditer(text)]

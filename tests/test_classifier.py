@@ -240,8 +240,9 @@ def _damage(kind: str, clf: Path) -> None:
         manifest.write_text(manifest.read_text()[:100])
     elif kind == "foreign manifest":
         manifest.write_text(json.dumps({"format": "something-else"}))
-    elif kind == "newer version":
-        manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), version=99)))
+    elif kind in ("newer version", "trained before the marks"):
+        version = 99 if kind == "newer version" else 1
+        manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), version=version)))
     elif kind == "file added":
         (clf / "context_relevance" / "pytorch_model.bin").write_bytes(b"not the trained weights")
     elif kind == "lang removed":
@@ -259,6 +260,7 @@ def _damage(kind: str, clf: Path) -> None:
     ("manifest truncated", "not valid JSON; the folder is damaged"),
     ("foreign manifest", "not a localeval classifier manifest"),
     ("newer version", "manifest version 99"),
+    ("trained before the marks", "manifest version 1; this localeval reads version 3: train it again"),
     ("file added", "context_relevance/pytorch_model.bin is not in manifest.json"),
     ("lang removed", "lang None (expected one of en, zh); the manifest was changed"),
     ("figures removed", "judgement 'context_relevance' has no held-out figures"),

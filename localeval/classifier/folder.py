@@ -24,9 +24,9 @@ from .reading import shown
 
 MANIFEST = "manifest.json"
 FORMAT = "localeval-classifier"
-#: 2: a faithfulness classifier reads its statements marked (reading.py), so one of version 1, trained on the
-#: plain texts, would be scored on text it never learned from.
-FORMAT_VERSION = 2
+#: 3: a faithfulness classifier reads its statements marked (reading.py), so one of an earlier version, trained
+#: on other texts, would be scored on text it never learned from (version 2 was a reading since withdrawn).
+FORMAT_VERSION = 3
 #: Pairs scored per forward pass; judge/classified.py windows a long text to fit the model, so memory stays
 #: bounded by this.
 BATCH = 32

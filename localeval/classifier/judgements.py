@@ -19,7 +19,8 @@ class Judgement:
     #: The judge prompt whose verdicts the classifier gives, and how the prompt asks it.
     prompt: str
     kind: str
-    #: The prompt variables that make the pair (first, second), as the cross-encoder reads them.
+    #: The prompt variables that make the pair (first, second), in the order the cross-encoder reads them
+    #: (a faithfulness statement with its marks: reading.py).
     first: str
     second: str
     #: The fields of a labelled training row that make the same pair (negatives.jsonl's names).

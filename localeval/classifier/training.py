@@ -28,7 +28,7 @@ from ..models import sha256_of
 from .folder import FORMAT, FORMAT_VERSION, MANIFEST, load_cross_encoder
 from .judgements import JUDGEMENTS
 from .pairs import Pair, data_sha256, distinct_pairs
-from .reading import shown
+from .reading import fitted
 
 BASE = "all-minilm-l6-v2"
 #: The parameters the cross-encoder adds to the base (see _optimizer), and how much faster they learn.
@@ -192,7 +192,11 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
     model = load_cross_encoder(base, options.threads)
     model.max_seq_length = options.max_length
     judgement = JUDGEMENTS[name]
-    read = [shown(judgement, p.first, p.second) for p in train_pairs]
+
+    def reads(group: list[Pair]) -> list[tuple[str, str]]:
+        return [fitted(judgement, p.first, p.second, model.tokenizer, options.max_length) for p in group]
+
+    read = reads(train_pairs)
     data = Dataset.from_dict({"first": [first for first, _ in read], "second": [second for _, second in read],
                               "label": [p.label for p in train_pairs]})
     steps = options.epochs * -(-len(train_pairs) // options.batch_size)
@@ -213,7 +217,7 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
     model.save(str(target), safe_serialization=True)
     for leftover in ("README.md",):  # the model card names the hub; this folder is local
         (target / leftover).unlink(missing_ok=True)
-    probs = np.asarray(model.predict([shown(judgement, p.first, p.second) for p in held], batch_size=64, show_progress_bar=False,
+    probs = np.asarray(model.predict(reads(held), batch_size=64, show_progress_bar=False,
                                      activation_fn=torch.nn.Sigmoid(), convert_to_numpy=True), dtype=float)
     if not np.isfinite(probs).all():
         raise OptionError(f"{name}: the training diverged (its scores are not numbers); train again with a lower "

@@ -5,8 +5,9 @@ cross-encoder cannot read whole (an answer to rate, or a statement, longer than 
 GGUF judge too: the classifier never scores a text with its end cut off.
 
 A classifier reads the pair of texts the prompt was rendered with (RenderedPrompt.variables), not the
-chat. Its answers go through the judge cache like any judge's, keyed by the classifier folder's hash, so
-a resumed run asks nothing twice and another classifier never reuses them. A text too long for the
+chat, a faithfulness statement with its marks (classifier/reading.py). Its answers go through the judge
+cache like any judge's, keyed by the classifier folder's hash and the pair as it reads it, so a resumed
+run asks nothing twice and another classifier never reuses them. A text too long for the
 cross-encoder is windowed by its own tokenizer, as the GGUF judge windows by its context: the budget
 that `context_budget` returns for a classifier prompt carries the counter its windows are cut with.
 """
@@ -19,14 +20,13 @@ from typing import Any, Callable, Sequence
 
 from ..classifier.folder import Classifier, ClassifierError, ClassifierFolder
 from ..classifier.judgements import Judgement
+from ..classifier.reading import PAIR_OVERHEAD, shown
 from .backend import CallStats
 from .cache import JudgeCache, make_key
 from .facade import Answer, Ask, Judge
 from .prompts import RenderedPrompt
 from .windows import split_to_fit
 
-#: Special tokens a cross-encoder adds around a pair ([CLS] a [SEP] b [SEP]).
-PAIR_OVERHEAD = 3
 #: The fewest tokens of a passage a window may hold; a statement or question that leaves less goes to the
 #: GGUF judge with its windows, rather than being checked against scraps of a few words.
 MIN_WINDOW = 32
@@ -34,13 +34,17 @@ LANG_NAMES = {"en": "English", "zh": "Chinese"}
 
 
 class TokenBudget(int):
-    """A window size in the classifier's tokens: `windows` cuts with the counter it carries."""
+    """A window size in the classifier's tokens: `windows` cuts with the counter it carries, and a statement
+    counts with the other (marked, as a faithfulness classifier reads it: classifier/reading.py)."""
 
     count_tokens: Callable[[str], int]
+    count_statement: Callable[[str], int]
 
-    def __new__(cls, value: int, count_tokens: Callable[[str], int]) -> TokenBudget:
+    def __new__(cls, value: int, count_tokens: Callable[[str], int],
+                count_statement: Callable[[str], int]) -> TokenBudget:
         budget = super().__new__(cls, value)
         budget.count_tokens = count_tokens
+        budget.count_statement = count_statement
         return budget
 
 
@@ -81,13 +85,16 @@ class ClassifiedJudge:
         def count(text: str) -> int:
             return self.classifier.count_tokens(judgement, text)
 
+        def count_statement(text: str) -> int:
+            return self.classifier.pair_tokens(judgement, "", text)
+
         # The text to window is empty in `prompt`, so a statement counts with every content word marked: the
         # most its marks against any window can take (classifier/reading.py).
         used = self.classifier.pair_tokens(judgement, *_pair(judgement, prompt))
         budget = self.classifier.max_tokens(judgement) - PAIR_OVERHEAD - used
         if budget < MIN_WINDOW:
             return self.llm.context_budget(prompt, max_tokens)
-        return TokenBudget(budget, count)
+        return TokenBudget(budget, count, count_statement)
 
     def windows(self, text: str, budget: int) -> list[str]:
         if not isinstance(budget, TokenBudget):
@@ -143,8 +150,9 @@ class ClassifiedJudge:
         """Each distinct pair looked up in the cache, the rest scored in one batch and cached; as in the
         facade, a pair's first fresh answer counts as a call and any repeat as a cache hit."""
         pairs = [_pair(judgement, ask.prompt) for ask in asks]
+        # keyed by what the model reads, so a verdict is never reused for a pair read otherwise
         keys = [make_key(model_sha256=self.folder.sha256, judgement=judgement.name, precision=self.classifier.precision,
-                         pair=list(pair)) for pair in pairs]
+                         pair=list(shown(judgement, *pair))) for pair in pairs]
         distinct = dict(zip(keys, pairs))
         values: dict[str, float] = {}
         for key in distinct:

@@ -18,7 +18,8 @@ from ..data.records import Context, Sample
 from ..judge.facade import Ask
 from ..judge.injection import Screened, screen
 from ..model_kit import ModelKit
-from ..text import CJK_LETTERS, LIST_MARKER, count_cjk_letters, join_sentences, sentence_spans, split_sentences
+from ..text import (CJK_LETTERS, LIST_MARKER, content_words, count_cjk_letters, join_sentences, sentence_spans,
+                    split_sentences)
 from .base import Skipped
 from .judged import Flow
 
@@ -33,15 +34,6 @@ _WORD = re.compile(f"[{CJK_LETTERS}]{{2}}|[^\\W_{CJK_LETTERS}]+")
 _CHECKABLE = re.compile(r"[^\W_]")
 
 
-#: English function words: two texts share them without saying anything in common. Chinese is matched by
-#: overlapping character pairs, which carry content.
-FUNCTION_WORDS = frozenset("""
-a an the and or but if then than so of in on at to for from by with without about as into onto over under
-is are was were be been being am do does did done have has had having will would shall should can could may
-might must it its this that these those there here he she they we you i me him her them us my your his their
-our who whom whose which what when where why how not no nor yes also very more most much many some any all
-each every other such only own same just s t
-""".split())
 #: A statement sharing less than this share of its content words with the passages is "unmentioned": the
 #: passages do not speak of what it says at all.
 MENTIONED_SHARE = 0.2
@@ -50,8 +42,6 @@ MENTIONED_SHARE = 0.2
 HELD_SHARE = 0.5
 
 
-_CJK_PAIR = re.compile(f"(?=([{CJK_LETTERS}]{{2}}))")
-_NON_CJK_WORD = re.compile(f"[^\\W_{CJK_LETTERS}]+")
 
 
 def nothing_left(screened: Screened, otherwise: str) -> Skipped:
@@ -65,18 +55,6 @@ def emptied_answer(sample: Sample) -> Skipped | None:
     it renders) when nothing of it is left, else None."""
     screened = screen(sample.answer or "")
     return None if screened.text.strip() else nothing_left(screened, "the answer is empty")
-
-
-def content_words(text: str) -> set[str]:
-    """Words that say what a text is about: its non-function words, and every pair of adjacent Chinese
-    characters (overlapping, so that a pair does not depend on where a run of characters starts)."""
-    lowered = text.lower()
-    return {w for w in _NON_CJK_WORD.findall(lowered) if w not in FUNCTION_WORDS} | set(_CJK_PAIR.findall(lowered))
-
-
-def word_spans(text: str) -> list[tuple[int, int]]:
-    """Where each word that is not Chinese starts and ends: content_words' words, in place."""
-    return [match.span() for match in _NON_CJK_WORD.finditer(text)]
 
 
 def naming_something(statements: Sequence[str]) -> list[str]:
@@ -267,6 +245,7 @@ def joined(passages: Sequence[Context]) -> str:
     """Passages as one text, numbered in rank order, so the judge sees where each begins; each screened on
     its own first, so that text aimed at the judge in one (a comment left open there, closed in a later
     one) cannot take the passages after it out of the evidence."""
+    # each opens with "[i] ", the label text.PASSAGE_LABEL finds
     return "\n\n".join(f"[{i}] {screen(p.text).text.strip()}" for i, p in enumerate(passages, start=1))
 
 
@@ -351,9 +330,10 @@ def support(kit: ModelKit, lang: str, statements: Sequence[str], passages: Seque
 def longest_in_tokens(kit: ModelKit, statements: Sequence[str], name: str, lang: str, **slots: object) -> str:
     """The statement that takes most of prompt `name`'s window, counted in the tokens of the judge that
     answers it: a statement short in characters may be long in tokens (Chinese, numbers), and a classifier
-    judge counts with its own tokenizer (asking the GGUF judge's would load it for nothing)."""
+    judge counts with its own tokenizer (asking the GGUF judge's would load it for nothing), a faithfulness
+    statement with the marks it reads (classifier/reading.py)."""
     empty = kit.judge.context_budget(kit.prompt(name, lang, statement="", **slots))
-    count = getattr(empty, "count_tokens", None) or kit.judge.count_tokens
+    count = getattr(empty, "count_statement", None) or kit.judge.count_tokens
     return max(statements, key=count, default="")
 
 
