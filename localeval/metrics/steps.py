@@ -42,8 +42,6 @@ MENTIONED_SHARE = 0.2
 HELD_SHARE = 0.5
 
 
-
-
 def nothing_left(screened: Screened, otherwise: str) -> Skipped:
     """The skip of an answer with nothing left to judge, which says so when the injection screen emptied it:
     asked about the remains, the judge would give an emptied answer a number."""
