@@ -61,7 +61,7 @@ def test_against_no_context_every_content_word_is_marked() -> None:
     assert marked("The actor died in Los Angeles.", set()) == "The [actor] [died] in [los] [angeles]."
 
 
-def test_chinese_text_is_left_as_it_is() -> None:
+def test_in_chinese_text_only_what_is_not_chinese_is_marked() -> None:
     assert marked("他在2003年去世。", set()) == "他在[2003]年去世。"
 
 
