@@ -41,7 +41,7 @@ from localeval import JudgeOptions, MetricOptions
 from localeval.classifier import folder as classifier_folder
 from localeval.classifier.folder import MANIFEST
 from localeval.classifier.pairs import Pair, data_sha256, distilled_pairs, read_pairs
-from localeval.classifier.training import TrainOptions, near_chance, train
+from localeval.classifier.training import TrainOptions, behind_teacher, near_chance, train
 from localeval.pipeline import score_file
 from localeval.testset.generation import GenerateOptions, generate
 
@@ -68,7 +68,7 @@ def generated(corpus: Path, out: Path, n: int, contradictions: bool, judge: Judg
 def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...] | None) -> dict[str, Any]:
     """Train, unless `out` holds a classifier trained from the same pairs with the same options (then its
     manifest's figures, the seconds its training took included)."""
-    options = TrainOptions(judgements=judgements, epochs=args.epochs, threads=args.threads)
+    options = TrainOptions(judgements=judgements, epochs=args.epochs, layers=args.layers, threads=args.threads)
     kept = out / MANIFEST
     manifest = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
     wanted = json.loads(json.dumps(options.recorded()))  # as the manifest holds them (a tuple is a list there)
@@ -80,12 +80,12 @@ def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...]
         with harness.model_lock():
             manifest = train(pairs, out, options, progress=True)
         seconds = time.perf_counter() - started
-    warnings = near_chance(manifest)  # what `localeval train` tells a user, kept with the figures
+    warnings = near_chance(manifest) + behind_teacher(manifest)  # what `localeval train` tells a user
     for line in warnings:
         print(f"warning: {line}", flush=True)
     return {"pairs": sum(p.judgement in manifest["judgements"] for p in pairs), "seconds": round(seconds, 1),
-            "judgements": {k: {key: v[key] for key in ("pairs", "held_out", "seconds")}
-                           for k, v in manifest["judgements"].items()}, "near_chance": warnings}
+            "judgements": {k: {key: v[key] for key in ("pairs", "held_out", "teacher", "seconds") if key in v}
+                           for k, v in manifest["judgements"].items()}, "warnings": warnings}
 
 
 def unlabelled_halueval(measured: set[str], out: Path, judge: JudgeOptions) -> Path:
@@ -147,6 +147,8 @@ def main() -> None:
     parser.add_argument("--cranfield-n", type=int, default=320, help="Cranfield chunks to generate from")
     parser.add_argument("--halueval-n", type=int, default=200, help="HaluEval passages to generate from")
     parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--layers", type=int, default=TrainOptions.layers,
+                        help="the classifiers' layers (localeval train --layers; 6: no distillation)")
     parser.add_argument("--time-pairs", type=int, default=2000, help="pairs of the training-time run (0: none)")
     parser.add_argument("--timing", type=int, default=16, help="rows the GGUF judge is timed on (empty cache)")
     parser.add_argument("--distill", action="store_true",

@@ -16,7 +16,7 @@ from localeval.atomic import one_run_at_a_time
 from localeval.classifier.folder import Classifier, check_classifier
 from localeval.classifier.pairs import (Pair, distilled_pairs, distinct_pairs, generated_pairs, labelled_pairs,
                                        read_pairs, swapped_pairs)
-from localeval.classifier.training import MANIFEST, chance_bar, near_chance
+from localeval.classifier.training import MANIFEST, behind_teacher, chance_bar, near_chance
 from localeval.cli import cli
 from localeval.errors import InputError
 from tests.conftest import write_jsonl
@@ -64,9 +64,10 @@ def trained_classifier(folder: Path, *judgements: str) -> Path:
     data.write_text("".join(json.dumps(r) + "\n" for r in labelled_rows()), encoding="utf-8")
     only = ["--judgements", ",".join(judgements)] if judgements else []
     result = invoke("train", "--data", str(data), "-o", str(folder / "clf"), *only, "--epochs", "1", "--batch-size",
-                    "8", "--held-out", "0.25", "--max-length", "64", "--threads", "1")
+                    "8", "--held-out", "0.25", "--max-length", "64", "--threads", "1", "--layers", "3")
     assert result.exit_code == 0, result.output
     assert "context_relevance: 18 pairs trained" in result.output
+    assert "3 layers learnt from a 6-layer one" in result.output
     return folder / "clf"
 
 
@@ -91,6 +92,17 @@ def test_a_judgement_its_held_out_pairs_cannot_tell_from_chance_is_named() -> No
     assert "could not be measured" in lines[1] and all("localeval calibrate" in line for line in lines)
     assert near_chance(held_out_manifest(118, answer_faithfulness=bar)) == []
     assert len(near_chance(held_out_manifest(118, answer_faithfulness=0.2))) == 1  # an inverted one too
+
+
+def test_a_student_that_lost_its_teachers_judgement_is_named() -> None:
+    manifest = held_out_manifest(59, context_relevance=0.523, answer_faithfulness=0.716, answer_relevance=None)
+    teachers = {"context_relevance": 0.814, "answer_faithfulness": 0.709, "answer_relevance": 0.9}
+    for name, trained in manifest["judgements"].items():
+        trained.update(layers=3, teacher={"layers": 6, "held_out": {"n": 59, "auroc": teachers[name]}, "agreement": 0.5})
+    lines = behind_teacher(manifest)
+    assert lines == ["context_relevance: the 3-layer classifier's held-out AUROC is 0.523, its 6-layer teacher's "
+                     "0.814 (correlation 0.5); train this judgement with --layers 6 unless the speed is worth it"]
+    assert behind_teacher(held_out_manifest(59, context_relevance=0.5)) == []  # six layers: no teacher
 
 
 @pytest.mark.parametrize("quiet", [False, True])
@@ -130,9 +142,44 @@ def test_manifest_records_base_data_and_held_out_figures(classifier: Path) -> No
     for trained in manifest["judgements"].values():
         assert trained["pairs"] == {"train": 18, "held_out": 6}
         assert trained["held_out"]["n"] == 6 and 0 <= trained["held_out"]["accuracy"] <= 1
+        # 3 layers, learnt from the 6-layer classifier trained first (its figures kept too)
+        assert trained["layers"] == 3 and set(trained["teacher"]) == {"layers", "held_out", "agreement"}
+        assert trained["teacher"]["layers"] == 6 and trained["teacher"]["held_out"]["n"] == 6
+    for name in manifest["judgements"]:
+        assert json.loads((classifier / name / "config.json").read_text())["num_hidden_layers"] == 3
     for name, digest in manifest["files"].items():
         assert hashlib.sha256((classifier / name).read_bytes()).hexdigest() == digest
     assert not list(classifier.parent.glob(".clf.*")), "the staging folder is left behind"
+
+
+def test_a_student_starts_from_every_other_layer_of_its_teacher_and_its_head() -> None:
+    import torch
+
+    from localeval import models
+    from localeval.classifier.folder import load_cross_encoder
+    from localeval.classifier.training import _every_other_layer
+
+    teacher = load_cross_encoder(models.resolve("all-minilm-l6-v2", "embedder"), 1)
+    student = _every_other_layer(teacher, 3)
+    taught, kept = teacher.model.base_model.encoder.layer, student.model.base_model.encoder.layer
+    assert len(taught) == 6 and len(kept) == 3 and student.model.config.num_hidden_layers == 3
+    for mine, theirs in zip(kept, (taught[0], taught[2], taught[4])):
+        assert mine is not theirs  # a copy: training the student leaves the teacher as it was
+        assert all(torch.equal(a, b) for a, b in zip(mine.state_dict().values(), theirs.state_dict().values()))
+    assert torch.equal(student.model.classifier.weight, teacher.model.classifier.weight)
+    assert len(_every_other_layer(teacher, 2).model.base_model.encoder.layer) == 2
+    pairs = [("What is the capital of France?", "Paris is the capital of France.")]
+    assert student.predict(pairs).shape == teacher.predict(pairs).shape  # it scores as a cross-encoder still
+
+
+def test_by_default_all_six_layers_are_trained_and_no_student(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "labels.jsonl", [json.dumps(r) for r in labelled_rows()])
+    result = invoke("train", "--data", str(data), "-o", str(tmp_path / "clf"), "--judgements", "context_relevance",
+                    "--epochs", "1", "--batch-size", "8", "--held-out", "0.25", "--max-length", "64", "--threads", "1")
+    assert result.exit_code == 0, result.output
+    trained = json.loads((tmp_path / "clf" / "manifest.json").read_text())["judgements"]["context_relevance"]
+    assert trained["layers"] == 6 and "teacher" not in trained and "learnt from" not in result.output
+    assert json.loads((tmp_path / "clf" / "context_relevance" / "config.json").read_text())["num_hidden_layers"] == 6
 
 
 def test_score_with_classifier_never_loads_the_gguf_and_calibrates(tmp_path: Path, classifier: Path) -> None:

@@ -2,8 +2,13 @@
 sentence-transformers' own cross-encoder trainer, hold part of the pairs out, and write the folder.
 
 The base is the embedder all-minilm-l6-v2 (English): its encoder weights start the cross-encoder and a new
-one-logit head is learned, so nothing is downloaded. The run is seeded (the split, the head's start, the
-batch order), so the same pairs and options give the same folder contents on the same machine.
+one-logit head is learned, so nothing is downloaded. With --layers under the base's six, that classifier
+is the teacher: a student made of every other one of its layers learns the teacher's logits on the same
+pairs (sentence-transformers' MSE distillation) and is what the folder keeps, scoring with half the work
+at 3. The first layers alone, trained from the labels, learnt nothing; a student kept its teacher's
+faithfulness verdicts but not its relevance ones (docs/pages/benchmarks/accuracy.md), so six stays the
+default. The run is seeded (the split, the head's start, the batch order), so the same pairs and options
+give the same folder contents on the same machine.
 """
 
 from __future__ import annotations
@@ -34,6 +39,15 @@ BASE = "all-minilm-l6-v2"
 #: The parameters the cross-encoder adds to the base (see _optimizer), and how much faster they learn.
 HEAD_PREFIXES = ("classifier.", "bert.pooler.")
 HEAD_LR_FACTOR = 10
+#: The base's encoder layers: a classifier of fewer is distilled from one of all of them.
+BASE_LAYERS = 6
+#: The student's epochs (at most --epochs), its learning rate as a share of the teacher's, and its head's
+#: factor: the head comes trained from the teacher, so it needs no faster start than the layers.
+DISTIL_EPOCHS = 3
+DISTIL_LR_SHARE = 0.5
+DISTIL_HEAD_LR_FACTOR = 2
+#: A student whose held-out AUROC falls more than this under its teacher's is named when training ends.
+STUDENT_MARGIN = 0.05
 #: A judgement needs at least this many pairs of each label to train and to be measured on held-out pairs.
 MIN_PER_LABEL = 4
 #: The one-sided 95% quantile of the standard normal: a held-out AUROC under chance plus this many of its
@@ -50,6 +64,7 @@ class TrainOptions:
     held_out: float = 0.1
     max_length: int = 128
     seed: int = 0
+    layers: int = BASE_LAYERS  # of the classifier kept; fewer are learnt from a classifier of BASE_LAYERS
     threads: int | None = None
 
     def recorded(self) -> dict[str, Any]:
@@ -143,6 +158,21 @@ def near_chance(manifest: dict[str, Any]) -> list[str]:
     return lines
 
 
+def behind_teacher(manifest: dict[str, Any]) -> list[str]:
+    """A line for each judgement whose fewer-layer classifier lost its teacher's judgement on the held-out
+    pairs: it may, on a few hundred pairs of long passages (docs/pages/benchmarks/accuracy.md), and a user
+    who asked for the speed should hear what it cost before scoring with it."""
+    lines = []
+    for name, trained in manifest["judgements"].items():
+        teacher = trained.get("teacher")
+        mine, theirs = trained["held_out"]["auroc"], teacher["held_out"]["auroc"] if teacher else None
+        if mine is not None and theirs is not None and mine < theirs - STUDENT_MARGIN:
+            lines.append(f"{name}: the {trained['layers']}-layer classifier's held-out AUROC is {mine:.3f}, its "
+                         f"{teacher['layers']}-layer teacher's {theirs:.3f} (correlation {teacher['agreement']}); "
+                         f"train this judgement with --layers {teacher['layers']} unless the speed is worth it")
+    return lines
+
+
 def _check_english(pairs: Sequence[Pair]) -> None:
     """Chinese pairs are refused, not learned: the base reads English only, and a classifier trained on text
     it cannot read would still write a folder that scores."""
@@ -176,73 +206,134 @@ def _split_by_judgement(pairs: Sequence[Pair], wanted: tuple[str, ...] | None) -
 
 def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: TrainOptions,
                progress: bool) -> dict[str, Any]:
-    """Fine-tune one cross-encoder; its held-out figures and how long it took."""
-    import torch
+    """Fine-tune one cross-encoder, and distil it into fewer layers when asked; the held-out figures of the
+    one kept (and of its teacher), and how long it all took."""
     import transformers
-    from datasets import Dataset
-    from transformers import PrinterCallback
-    from sentence_transformers.cross_encoder import (CrossEncoderTrainer, CrossEncoderTrainingArguments)
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss, MSELoss
 
-    from ..stats.agreement import auroc
-
+    if not 1 <= options.layers <= BASE_LAYERS:
+        raise OptionError(f"--layers {options.layers}: the base has {BASE_LAYERS} layers; give 1 to {BASE_LAYERS}")
     started = time.perf_counter()
     train_pairs, held = _held_out(pairs, options.held_out, options.seed)
     transformers.set_seed(options.seed)
     model = load_cross_encoder(base, options.threads)
     model.max_seq_length = options.max_length
     judgement = JUDGEMENTS[name]
-
-    def reads(group: list[Pair]) -> list[tuple[str, str]]:
-        return [fitted(judgement, p.first, p.second, model.tokenizer, options.max_length) for p in group]
-
-    read = reads(train_pairs)
-    data = Dataset.from_dict({"first": [first for first, _ in read], "second": [second for _, second in read],
-                              "label": [p.label for p in train_pairs]})
-    steps = options.epochs * -(-len(train_pairs) // options.batch_size)
-    meter = Progress(steps, label=f"training {name}", unit="steps") if progress else None
-    with tempfile.TemporaryDirectory() as scratch:
-        args = CrossEncoderTrainingArguments(
-            output_dir=scratch, num_train_epochs=options.epochs, per_device_train_batch_size=options.batch_size,
-            learning_rate=options.learning_rate, warmup_steps=0.1, seed=options.seed, data_seed=options.seed,
-            save_strategy="no", logging_strategy="no", report_to="none", disable_tqdm=True, use_cpu=True,
-            dataloader_num_workers=0, log_level="error")
-        trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=BinaryCrossEntropyLoss(model),
-                                      callbacks=[_meter(meter)] if meter else None,
-                                      optimizers=(_optimizer(model, options), None))
-        trainer.remove_callback(PrinterCallback)  # it prints the final loss dict to stdout
-        trainer.train()
+    read = [fitted(judgement, p.first, p.second, model.tokenizer, options.max_length) for p in train_pairs]
+    held_read = [fitted(judgement, p.first, p.second, model.tokenizer, options.max_length) for p in held]
+    held_labels = np.asarray([p.label >= 0.5 for p in held], dtype=float)
+    distilling = options.layers < BASE_LAYERS
+    student_epochs = min(options.epochs, DISTIL_EPOCHS)
+    batches = -(-len(train_pairs) // options.batch_size)
+    meter = (Progress(batches * (options.epochs + (student_epochs if distilling else 0)), label=f"training {name}",
+                      unit="steps") if progress else None)
+    _fit(model, read, [p.label for p in train_pairs], BinaryCrossEntropyLoss(model), options.epochs,
+         _optimizer(model, options.learning_rate, HEAD_LR_FACTOR), options, meter)
+    teacher: dict[str, Any] = {}
+    if distilling:
+        teacher_probs = _probabilities(name, model, held_read, options)
+        teacher = {"layers": BASE_LAYERS, "held_out": _figures(teacher_probs, held_labels)}
+        targets = _logits(model, read)
+        model = _every_other_layer(model, options.layers)
+        transformers.set_seed(options.seed)
+        _fit(model, read, targets, MSELoss(model), student_epochs,
+             _optimizer(model, options.learning_rate * DISTIL_LR_SHARE, DISTIL_HEAD_LR_FACTOR), options, meter)
     if meter:
         meter.close()
     model.save(str(target), safe_serialization=True)
     for leftover in ("README.md",):  # the model card names the hub; this folder is local
         (target / leftover).unlink(missing_ok=True)
-    probs = np.asarray(model.predict(reads(held), batch_size=64, show_progress_bar=False,
-                                     activation_fn=torch.nn.Sigmoid(), convert_to_numpy=True), dtype=float)
-    if not np.isfinite(probs).all():
-        raise OptionError(f"{name}: the training diverged (its scores are not numbers); train again with a lower "
-                          f"--learning-rate than {options.learning_rate:g}")
-    labels = np.asarray([p.label >= 0.5 for p in held], dtype=float)
-    area = auroc(labels, probs)
-    return {"prompt": JUDGEMENTS[name].prompt, "pairs": {"train": len(train_pairs), "held_out": len(held)},
-            "held_out": {"n": len(held), "accuracy": round(float(np.mean((probs >= 0.5) == labels)), 4),
-                         "auroc": None if area is None else round(area, 4)},
+    probs = _probabilities(name, model, held_read, options)
+    if teacher:  # how closely the student kept its teacher's judgement, on pairs neither learnt from
+        teacher["agreement"] = _correlation(probs, teacher_probs)
+    return {"prompt": JUDGEMENTS[name].prompt, "layers": options.layers,
+            "pairs": {"train": len(train_pairs), "held_out": len(held)},
+            "held_out": _figures(probs, held_labels), **({"teacher": teacher} if teacher else {}),
             "seconds": round(time.perf_counter() - started, 1)}
 
 
-def _optimizer(model: Any, options: TrainOptions) -> Any:
-    """AdamW with the new head (BERT's pooler and the one-logit classifier, both randomly initialised) at
-    HEAD_LR_FACTOR times the encoder's rate: with one rate for all, a few hundred pairs leave a small model
-    predicting the share of positives for epochs before the head finds the encoder's features
-    (docs/pages/benchmarks/accuracy.md#trained-classifier-judges)."""
+def _fit(model: Any, read: list[tuple[str, str]], labels: Sequence[float], loss: Any, epochs: int, optimizer: Any,
+         options: TrainOptions, meter: Progress | None) -> None:
+    """One run of sentence-transformers' cross-encoder trainer over the pairs (`labels`: 0/1 targets of a
+    BCE loss, or a teacher's logits for MSE)."""
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
+    from transformers import PrinterCallback
+
+    data = Dataset.from_dict({"first": [first for first, _ in read], "second": [second for _, second in read],
+                              "label": [float(label) for label in labels]})
+    with tempfile.TemporaryDirectory() as scratch:
+        args = CrossEncoderTrainingArguments(
+            output_dir=scratch, num_train_epochs=epochs, per_device_train_batch_size=options.batch_size,
+            learning_rate=optimizer.param_groups[0]["lr"], warmup_steps=0.1, seed=options.seed,
+            data_seed=options.seed, save_strategy="no", logging_strategy="no", report_to="none", disable_tqdm=True,
+            use_cpu=True, dataloader_num_workers=0, log_level="error")
+        trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=loss,
+                                      callbacks=[_meter(meter)] if meter else None, optimizers=(optimizer, None))
+        trainer.remove_callback(PrinterCallback)  # it prints the final loss dict to stdout
+        trainer.train()
+
+
+def _logits(model: Any, read: list[tuple[str, str]]) -> list[float]:
+    import torch
+
+    return [float(x) for x in model.predict(read, batch_size=64, show_progress_bar=False,
+                                            activation_fn=torch.nn.Identity(), convert_to_numpy=True)]
+
+
+def _probabilities(name: str, model: Any, read: list[tuple[str, str]], options: TrainOptions) -> np.ndarray:
+    import torch
+
+    probs = np.asarray(model.predict(read, batch_size=64, show_progress_bar=False, activation_fn=torch.nn.Sigmoid(),
+                                     convert_to_numpy=True), dtype=float)
+    if not np.isfinite(probs).all():
+        raise OptionError(f"{name}: the training diverged (its scores are not numbers); train again with a lower "
+                          f"--learning-rate than {options.learning_rate:g}")
+    return probs
+
+
+def _figures(probs: np.ndarray, labels: np.ndarray) -> dict[str, Any]:
+    from ..stats.agreement import auroc
+
+    area = auroc(labels, probs)
+    return {"n": len(labels), "accuracy": round(float(np.mean((probs >= 0.5) == labels)), 4),
+            "auroc": None if area is None else round(area, 4)}
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Pearson's r, or None where either side does not vary (no number, never a NaN in the manifest)."""
+    if len(a) < 3 or np.std(a) == 0 or np.std(b) == 0:
+        return None
+    return round(float(np.corrcoef(a, b)[0, 1]), 4)
+
+
+def _every_other_layer(teacher: Any, layers: int) -> Any:
+    """A copy of the trained cross-encoder keeping `layers` of its encoder layers, evenly spread from the
+    first (3 of 6: the 1st, 3rd and 5th), with its embeddings and head, as DistilBERT starts its student."""
+    import copy
+
+    import torch
+
+    student = copy.deepcopy(teacher)
+    encoder = student.model.base_model.encoder
+    kept = [round(i * len(encoder.layer) / layers) for i in range(layers)]
+    encoder.layer = torch.nn.ModuleList([encoder.layer[i] for i in kept])
+    student.model.config.num_hidden_layers = layers
+    return student
+
+
+def _optimizer(model: Any, learning_rate: float, head_factor: float) -> Any:
+    """AdamW with BERT's pooler and the one-logit classifier at `head_factor` times the encoder's rate. The
+    teacher's head starts random: with one rate for all, a few hundred pairs leave a small model predicting
+    the share of positives for epochs before the head finds the encoder's features
+    (docs/pages/benchmarks/accuracy.md#trained-classifier-judges), so it learns HEAD_LR_FACTOR times faster."""
     import torch
 
     head, encoder = [], []
     for name, parameter in model.model.named_parameters():
         (head if name.startswith(HEAD_PREFIXES) else encoder).append(parameter)
-    return torch.optim.AdamW([{"params": encoder, "lr": options.learning_rate},
-                              {"params": head, "lr": options.learning_rate * HEAD_LR_FACTOR}],
-                             lr=options.learning_rate)
+    return torch.optim.AdamW([{"params": encoder, "lr": learning_rate},
+                              {"params": head, "lr": learning_rate * head_factor}], lr=learning_rate)
 
 
 def _meter(meter: Progress) -> Any:
