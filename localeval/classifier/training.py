@@ -3,12 +3,12 @@ sentence-transformers' own cross-encoder trainer, hold part of the pairs out, an
 
 The base is the embedder all-minilm-l6-v2 (English): its encoder weights start the cross-encoder and a new
 one-logit head is learned, so nothing is downloaded. With --layers under the base's six, that classifier
-is the teacher: a student made of every other one of its layers learns the teacher's logits on the same
-pairs (sentence-transformers' MSE distillation) and is what the folder keeps, scoring with half the work
-at 3. The first layers alone, trained from the labels, learnt nothing; a student kept its teacher's
-faithfulness verdicts but not its relevance ones (docs/pages/benchmarks/accuracy.md), so six stays the
-default. The run is seeded (the split, the head's start, the batch order), so the same pairs and options
-give the same folder contents on the same machine.
+is the teacher: a student made of that many of its layers, evenly spread (every other one at 3), learns
+the teacher's logits on the same pairs (sentence-transformers' MSE distillation) and is what the folder
+keeps, its encoder doing half the work at 3. The first layers alone, trained from the labels, learnt
+nothing; a student kept its teacher's faithfulness verdicts but not its relevance ones
+(docs/pages/benchmarks/accuracy.md), so six stays the default. The run is seeded (the split, the head's
+start, the batch order), so the same pairs and options give the same folder contents on the same machine.
 """
 
 from __future__ import annotations
@@ -167,8 +167,9 @@ def behind_teacher(manifest: dict[str, Any]) -> list[str]:
         teacher = trained.get("teacher")
         mine, theirs = trained["held_out"]["auroc"], teacher["held_out"]["auroc"] if teacher else None
         if mine is not None and theirs is not None and mine < theirs - STUDENT_MARGIN:
+            agreement = "none" if teacher["agreement"] is None else teacher["agreement"]
             lines.append(f"{name}: the {trained['layers']}-layer classifier's held-out AUROC is {mine:.3f}, its "
-                         f"{teacher['layers']}-layer teacher's {theirs:.3f} (correlation {teacher['agreement']}); "
+                         f"{teacher['layers']}-layer teacher's {theirs:.3f} (correlation {agreement}); "
                          f"train this judgement with --layers {teacher['layers']} unless the speed is worth it")
     return lines
 
