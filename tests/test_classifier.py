@@ -152,22 +152,22 @@ def test_manifest_records_base_data_and_held_out_figures(classifier: Path) -> No
     assert not list(classifier.parent.glob(".clf.*")), "the staging folder is left behind"
 
 
-def test_a_student_starts_from_every_other_layer_of_its_teacher_and_its_head() -> None:
+def test_a_student_of_three_starts_from_every_other_layer_of_its_teacher_and_its_head() -> None:
     import torch
 
     from localeval import models
     from localeval.classifier.folder import load_cross_encoder
-    from localeval.classifier.training import _every_other_layer
+    from localeval.classifier.training import _student_of
 
     teacher = load_cross_encoder(models.resolve("all-minilm-l6-v2", "embedder"), 1)
-    student = _every_other_layer(teacher, 3)
+    student = _student_of(teacher, 3)
     taught, kept = teacher.model.base_model.encoder.layer, student.model.base_model.encoder.layer
     assert len(taught) == 6 and len(kept) == 3 and student.model.config.num_hidden_layers == 3
     for mine, theirs in zip(kept, (taught[0], taught[2], taught[4])):
         assert mine is not theirs  # a copy: training the student leaves the teacher as it was
         assert all(torch.equal(a, b) for a, b in zip(mine.state_dict().values(), theirs.state_dict().values()))
     assert torch.equal(student.model.classifier.weight, teacher.model.classifier.weight)
-    assert len(_every_other_layer(teacher, 2).model.base_model.encoder.layer) == 2
+    assert len(_student_of(teacher, 2).model.base_model.encoder.layer) == 2
     pairs = [("What is the capital of France?", "Paris is the capital of France.")]
     assert student.predict(pairs).shape == teacher.predict(pairs).shape  # it scores as a cross-encoder still
 

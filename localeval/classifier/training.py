@@ -235,7 +235,7 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
         teacher_probs = _probabilities(name, model, held_read, options)
         teacher = {"layers": BASE_LAYERS, "held_out": _figures(teacher_probs, held_labels)}
         targets = _logits(model, read)
-        model = _every_other_layer(model, options.layers)
+        model = _student_of(model, options.layers)
         transformers.set_seed(options.seed)
         _fit(model, read, targets, MSELoss(model), student_epochs,
              _optimizer(model, options.learning_rate * DISTIL_LR_SHARE, DISTIL_HEAD_LR_FACTOR), options, meter)
@@ -308,7 +308,7 @@ def _correlation(a: np.ndarray, b: np.ndarray) -> float | None:
     return round(float(np.corrcoef(a, b)[0, 1]), 4)
 
 
-def _every_other_layer(teacher: Any, layers: int) -> Any:
+def _student_of(teacher: Any, layers: int) -> Any:
     """A copy of the trained cross-encoder keeping `layers` of its encoder layers, evenly spread from the
     first (3 of 6: the 1st, 3rd and 5th), with its embeddings and head, as DistilBERT starts its student."""
     import copy
