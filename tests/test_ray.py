@@ -7,9 +7,10 @@ with the reason, and a node without the model is named in a one-line error.
 The expected values are never constants: they are what the single-process `localeval score` writes for
 the same input and settings (the judge is greedy and the batched engine is bit-identical to the
 sequential one, tests/test_engine.py). Seconds in the judge's per-sample stats differ run to run and are
-left out of the comparison. Runs whose subject is not the process (the single-process references but the
-criteria one, the option checks) go through click's CliRunner in this process: a subprocess would only add
-its start-up.
+left out of the comparison. Runs whose subject is not the process (the classifier's single-process
+reference, the option checks) go through click's CliRunner in this process: a subprocess would only add its
+start-up. The judged runs' reference is the script: it scores the plugins' gate, which this process does not
+import, and the criteria one registers its metric for the rest of the process.
 """
 
 from __future__ import annotations
@@ -51,16 +52,19 @@ TINY = "smollm2-135m-instruct-q4_1"
 # classical, a judge metric and an embedder metric: every model an actor can hold (the judge, MiniLM for the
 # English samples, USE multilingual for the Chinese ones), with no generation: the tiny judge writes JSON
 # slowly, and these tests are about where calls run and how their entries travel, not about what is asked.
-METRICS = "classical,faithfulness,answer_similarity"
-# One judge sequence and one thread per actor: windows of one sample, so the 4 samples make 4 chunks.
+# Last, the plugins' gate: open but in the run whose worker is killed.
+METRICS = "classical,faithfulness,answer_similarity,gate_test"
+# One judge sequence and one thread per actor: windows of one sample, so each sample makes a chunk.
 # Statements by sentence splitting (each answer is one sentence) keep it to one judge call a sample.
 JUDGE_ARGS = ["--judge", TINY, "--threads", "1", "--parallel", "1", "--n-ctx", "2048",
               "--faithfulness-statements", "sentences"]
 
-# A metric plugin (found through its entry point, like any plugin) whose process dies on one sample, as a
-# segfaulting native library or the kernel's OOM killer would end it, and which raises on another.
+# Metric plugins (found through their entry points, like any plugin): one whose process dies on one sample, as
+# a segfaulting native library or the kernel's OOM killer would end it, and which raises on another; and a
+# gate that holds a scorer mid-chunk while the test kills or counts them.
 CRASH_PLUGIN = '''
 import os
+import time
 from localeval import Measurement, Metric, register_metric
 
 
@@ -82,6 +86,28 @@ class CrashTest(Metric):
             if s.id == "q5":
                 raise ZeroDivisionError("planted")
         return [Measurement({"crash_test": float(len(s.answer or ""))}) for s in samples]
+
+
+@register_metric
+class GateTest(Metric):
+    """The answer's length, once the gate is open. In a process whose $LOCALEVAL_TEST_GATE names a folder
+    without the file 'open', a file named by the process id says it waits there, holding its samples."""
+
+    name = "gate_test"
+    requires = ()
+    columns = ("gate_test",)
+
+    def settings(self):
+        return {}
+
+    def measure(self, samples):
+        gate = os.environ.get("LOCALEVAL_TEST_GATE")
+        if gate and not os.path.exists(os.path.join(gate, "open")):
+            open(os.path.join(gate, str(os.getpid())), "w").close()
+            deadline = time.monotonic() + 600
+            while not os.path.exists(os.path.join(gate, "open")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return [Measurement({"gate_test": float(len(s.answer or ""))}) for s in samples]
 '''
 
 
@@ -289,19 +315,26 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     info = root / "localeval_crash_test-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: localeval-crash-test\nVersion: 0.1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[localeval.metrics]\ncrash_test = localeval_crash_test:CrashTest\n",
-                                           encoding="utf-8")
+    (info / "entry_points.txt").write_text("[localeval.metrics]\ncrash_test = localeval_crash_test:CrashTest\n"
+                                           "gate_test = localeval_crash_test:GateTest\n", encoding="utf-8")
     return root
+
+
+def plugin_path(plugin: Path) -> str:
+    return os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])
 
 
 @pytest.fixture(scope="module")
 def cluster(plugin: Path):
+    """Both nodes with the plugins, and the gate open (the folder the nodes' $LOCALEVAL_TEST_GATE names)."""
     cluster = RayCluster()
-    path = os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])
+    path, gate = plugin_path(plugin), cluster.root / "gate"
+    gate.mkdir()
+    (gate / "open").touch()
     try:
-        cluster.head(cpus=1, PYTHONPATH=path)
-        cluster.add_node(cpus=1, PYTHONPATH=path)
-        cluster.plugin_path = path  # type: ignore[attr-defined]
+        cluster.head(cpus=1, PYTHONPATH=path, LOCALEVAL_TEST_GATE=str(gate))
+        cluster.add_node(cpus=1, PYTHONPATH=path, LOCALEVAL_TEST_GATE=str(gate))
+        cluster.plugin_path, cluster.gate = path, gate  # type: ignore[attr-defined]
         yield cluster
     finally:
         cluster.stop()
@@ -342,11 +375,13 @@ def calls(out: Path) -> tuple[int, int]:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory, judged: Path) -> tuple[Path, int]:
-    """The single-process run of the same input and settings, from an empty cache: what --ray must equal."""
+def reference(tmp_path_factory: pytest.TempPathFactory, judged: Path, plugin: Path) -> tuple[Path, int]:
+    """The single-process run of the same input and settings, from an empty cache: what --ray must equal. The
+    script, not CliRunner: the gate plugin is not importable in this process."""
     root = tmp_path_factory.mktemp("single")
-    done = here(score_args(judged, root / "out"), env={"LOCALEVAL_CACHE": str(root / "cache.sqlite")})
-    assert done.exit_code == 0, done.stderr
+    done = run(score_args(judged, root / "out"),
+               env=dict(os.environ, PYTHONPATH=plugin_path(plugin), LOCALEVAL_CACHE=str(root / "cache.sqlite")))
+    assert done.returncode == 0, done.stderr
     made, _ = calls(root / "out")
     stored = cached_calls(root / "cache.sqlite")
     # Every call of this input is stored (none is cut off), so a resumed run can find each of them.
@@ -362,15 +397,24 @@ def test_cluster_run_with_a_worker_killed_mid_run_writes_the_single_process_file
     restarts the actor, its chunk is scored again, and the files, the judge's call counts and the driver's
     cache equal the single-process run's, with both nodes scoring. One run for both checks: usage is counted
     from the results that come back, and a restarted actor starts from the run's snapshot, so the kill
-    changes none of it."""
-    cache, out = tmp_path / "cache.sqlite", tmp_path / "out"
+    changes none of it.
+
+    The gate holds each actor on its first chunk, past loading its models and its judge call: one is killed
+    there, and the gate opens once its restart holds that chunk again. Without it the actor that loaded
+    first could score every chunk before the other had loaded (it did once in CI)."""
+    cache, out, gate = tmp_path / "cache.sqlite", tmp_path / "out", cluster.gate  # type: ignore[attr-defined]
+    (gate / "open").unlink()
     driver = subprocess.Popen([LOCALEVAL, *score_args(judged, out), "--ray", cluster.address, "--ray-actors", "2"],
                               env=driver_env(cluster, cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         try:
-            os.kill(min(asking_workers(driver, actors=2)), signal.SIGKILL)
-        except ProcessLookupError:
-            pytest.fail("the worker ended between being found and being killed: the run was too short to kill one")
+            os.kill(min(waiting_at(gate, driver, 2)), signal.SIGKILL)
+            waiting_at(gate, driver, 3)  # the restarted actor, a process of its own
+        finally:
+            (gate / "open").touch()
+            for waited in gate.iterdir():
+                if waited.name.isdigit():
+                    waited.unlink()
         _, stderr = driver.communicate(timeout=600)
     finally:
         if driver.poll() is None:
@@ -411,43 +455,17 @@ def test_killed_driver_resumes_without_repeating_a_judge_call(cluster: RayCluste
     assert hits >= shipped
 
 
-#: How Ray titles an actor's worker process (ray::CLASS); Ray Data's actor wraps ours.
-SCORER = b"ray::MapWorker(MapBatches(ChunkScorer))"
-
-
-def asking_workers(driver: subprocess.Popen[str], actors: int, timeout: float = 400) -> set[int]:
-    """The ChunkScorer worker processes once there are `actors` and each has a judge answer in its own cache
-    (the driver's cache was empty: each made a call): all are past loading their models and hold a chunk, so
-    every node scores whichever one is killed then (an actor killed while loading would restart while the
-    other takes every chunk)."""
+def waiting_at(gate: Path, driver: subprocess.Popen[str], count: int, timeout: float = 400) -> set[int]:
+    """The ids of the processes that have waited at the closed gate, once there are `count` of them."""
     deadline = time.monotonic() + timeout
-    asked: set[int] = set()  # workers seen with a call: a cache only grows while its worker lives
     while time.monotonic() < deadline:
         if driver.poll() is not None:
-            pytest.fail(f"the driver ended before a worker could be killed: {driver.stderr.read() if driver.stderr else ''}")
-        workers = processes(lambda command: command.startswith(SCORER))
-        for pid in workers - asked:
-            cache = own_cache(pid)
-            if cache is not None and cached_calls(cache) > 0:
-                asked.add(pid)
-        if len(workers) >= actors and workers <= asked:
-            return workers
+            pytest.fail(f"the driver ended with the gate closed: {driver.stderr.read() if driver.stderr else ''}")
+        held = {int(f.name) for f in gate.iterdir() if f.name.isdigit()}
+        if len(held) >= count:
+            return held
         time.sleep(0.1)
-    pytest.fail(f"no {actors} ChunkScorer workers that each made a judge call")
-
-
-def own_cache(pid: int) -> Path | None:
-    """The private judge cache (actors.private_folder) an actor's worker process holds open, else None."""
-    from localeval.distributed.actors import ACTOR_FOLDER
-
-    try:
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            target = os.readlink(fd)
-            if ACTOR_FOLDER in target and target.endswith("/judge.sqlite"):
-                return Path(target)
-    except OSError:  # the process ended, or a descriptor closed while it was read
-        pass
-    return None
+    pytest.fail(f"{count} processes never waited at the gate")
 
 
 def wait_for_entries(cache: Path, driver: subprocess.Popen[str], at_least: int, timeout: float = 400) -> int:
