@@ -84,8 +84,9 @@ def trained(pairs: list[Pair], out: Path, args: Any, judgements: tuple[str, ...]
     for line in warnings:
         print(f"warning: {line}", flush=True)
     return {"pairs": sum(p.judgement in manifest["judgements"] for p in pairs), "seconds": round(seconds, 1),
-            "judgements": {k: {key: v[key] for key in ("pairs", "held_out", "teacher", "seconds") if key in v}
-                           for k, v in manifest["judgements"].items()}, "warnings": warnings}
+            "judgements": {k: {key: v[key] for key in ("pairs", "layers", "held_out", "teacher", "student", "seconds")
+                               if key in v} for k, v in manifest["judgements"].items()},
+            "warnings": warnings}
 
 
 def unlabelled_halueval(measured: set[str], out: Path, judge: JudgeOptions) -> Path:
@@ -147,8 +148,8 @@ def main() -> None:
     parser.add_argument("--cranfield-n", type=int, default=320, help="Cranfield chunks to generate from")
     parser.add_argument("--halueval-n", type=int, default=200, help="HaluEval passages to generate from")
     parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--layers", type=int, default=TrainOptions.layers,
-                        help="the classifiers' layers (localeval train --layers; 6: no distillation)")
+    parser.add_argument("--layers", type=lambda v: v if v == "auto" else int(v), default=TrainOptions.layers,
+                        help="the classifiers' layers (localeval train --layers: auto, or 1-6; 6: no distillation)")
     parser.add_argument("--time-pairs", type=int, default=2000, help="pairs of the training-time run (0: none)")
     parser.add_argument("--timing", type=int, default=16, help="rows the GGUF judge is timed on (empty cache)")
     parser.add_argument("--distill", action="store_true",

@@ -16,7 +16,7 @@ from localeval.atomic import one_run_at_a_time
 from localeval.classifier.folder import Classifier, check_classifier
 from localeval.classifier.pairs import (Pair, distilled_pairs, distinct_pairs, generated_pairs, labelled_pairs,
                                        read_pairs, swapped_pairs)
-from localeval.classifier.training import MANIFEST, behind_teacher, chance_bar, near_chance
+from localeval.classifier.training import MANIFEST, behind_teacher, chance_bar, keeps_teacher, near_chance
 from localeval.cli import cli
 from localeval.errors import InputError
 from tests.conftest import write_jsonl
@@ -105,6 +105,17 @@ def test_a_student_that_lost_its_teachers_judgement_is_named() -> None:
     assert behind_teacher(held_out_manifest(59, context_relevance=0.5)) == []  # six layers: no teacher
 
 
+def test_auto_keeps_a_student_that_copies_its_teacher_and_is_within_the_margin() -> None:
+    # the bench's students (2026-12-02): faithfulness kept its teacher's judgement, relevance did not
+    assert keeps_teacher({"auroc": 0.727}, {"auroc": 0.709}, 0.991)
+    assert not keeps_teacher({"auroc": 0.523}, {"auroc": 0.814}, 0.536)
+    assert not keeps_teacher({"auroc": 0.80}, {"auroc": 0.814}, 0.6)  # as good by luck of the draw, not a copy
+    assert not keeps_teacher({"auroc": 0.70}, {"auroc": 0.814}, 0.95)  # a copy that lost too much
+    assert keeps_teacher({"auroc": 0.765}, {"auroc": 0.814}, 0.9)
+    assert not keeps_teacher({"auroc": 0.9}, {"auroc": 0.9}, None)  # a student that says one thing to all
+    assert not keeps_teacher({"auroc": None}, {"auroc": 0.9}, 0.95)
+
+
 @pytest.mark.parametrize("quiet", [False, True])
 def test_train_prints_the_warning_for_each_judgement_near_chance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                  quiet: bool) -> None:
@@ -172,14 +183,50 @@ def test_a_student_of_three_starts_from_every_other_layer_of_its_teacher_and_its
     assert student.predict(pairs).shape == teacher.predict(pairs).shape  # it scores as a cross-encoder still
 
 
-def test_by_default_all_six_layers_are_trained_and_no_student(tmp_path: Path) -> None:
+def test_by_default_each_judgement_keeps_the_student_only_where_it_holds_its_teachers_judgement(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--layers auto: the branch the rule takes on the run's own held-out figures, then the other one (the rule
+    turned around), then --layers 6, which trains no student; the manifest, the saved model and train's line
+    agree each time."""
+    import localeval.classifier.training as training
+
     data = write_jsonl(tmp_path / "labels.jsonl", [json.dumps(r) for r in labelled_rows()])
-    result = invoke("train", "--data", str(data), "-o", str(tmp_path / "clf"), "--judgements", "context_relevance",
-                    "--epochs", "1", "--batch-size", "8", "--held-out", "0.25", "--max-length", "64", "--threads", "1")
-    assert result.exit_code == 0, result.output
-    trained = json.loads((tmp_path / "clf" / "manifest.json").read_text())["judgements"]["context_relevance"]
-    assert trained["layers"] == 6 and "teacher" not in trained and "learnt from" not in result.output
-    assert json.loads((tmp_path / "clf" / "context_relevance" / "config.json").read_text())["num_hidden_layers"] == 6
+
+    def trained(out: str, *more: str) -> tuple[dict[str, Any], str]:
+        result = invoke("train", "--data", str(data), "-o", str(tmp_path / out), "--judgements", "context_relevance",
+                        "--epochs", "1", "--batch-size", "8", "--held-out", "0.25", "--max-length", "64", "--threads",
+                        "1", *more)
+        assert result.exit_code == 0, result.output
+        manifest = json.loads((tmp_path / out / "manifest.json").read_text())
+        one = manifest["judgements"]["context_relevance"]
+        layers = json.loads((tmp_path / out / "context_relevance" / "config.json").read_text())["num_hidden_layers"]
+        assert one["layers"] == layers and manifest["options"]["layers"] == (int(more[1]) if more else "auto")
+        return one, result.output
+
+    def student_kept(one: dict[str, Any], output: str) -> bool:
+        kept = "teacher" in one
+        assert kept != ("student" in one)
+        assert one["layers"] == (3 if kept else 6)
+        assert ("3 layers learnt from a 6-layer one" in output) == kept
+        assert ("all 6 layers kept: a 3-layer copy lost their judgement" in output) != kept
+        return kept
+
+    def figures(one: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], float | None]:
+        """The student's held-out figures, the teacher's, and how their probabilities correlate."""
+        if "teacher" in one:
+            return one["held_out"], one["teacher"]["held_out"], one["teacher"]["agreement"]
+        return one["student"]["held_out"], one["held_out"], one["student"]["agreement"]
+
+    one, output = trained("auto")
+    kept = student_kept(one, output)
+    assert kept == keeps_teacher(*figures(one))
+    monkeypatch.setattr(training, "keeps_teacher", lambda *given: not kept)
+    other, output = trained("turned")
+    assert student_kept(other, output) != kept
+    assert figures(other) == figures(one)  # the same teacher and student (seeded): only the choice changed
+    six, output = trained("six", "--layers", "6")
+    assert six["layers"] == 6 and "teacher" not in six and "student" not in six
+    assert "learnt from" not in output and "layers kept" not in output
 
 
 def test_score_with_classifier_never_loads_the_gguf_and_calibrates(tmp_path: Path, classifier: Path) -> None:

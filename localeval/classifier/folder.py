@@ -58,11 +58,11 @@ class ClassifierFolder:
         return judgement if judgement is not None and judgement.name in self.manifest["judgements"] else None
 
     def describe(self) -> dict[str, Any]:
-        """What summary.json records of it (a folder of before --layers has no layers or teacher)."""
+        """What summary.json records of it (a folder of before --layers has no layers, teacher or student)."""
         trained = self.manifest["judgements"]
         return {"path": str(self.path), "sha256": self.sha256, "lang": self.lang, "base": self.manifest["base"],
                 "judgements": {j.name: {"prompt": j.prompt, **{key: value for key, value in trained[j.name].items()
-                                                               if key in ("layers", "held_out", "teacher")}}
+                                                               if key in ("layers", "held_out", "teacher", "student")}}
                                for j in self.judgements}}
 
 

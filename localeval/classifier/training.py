@@ -7,7 +7,9 @@ is the teacher: a student made of that many of its layers, evenly spread (every 
 the teacher's logits on the same pairs (sentence-transformers' MSE distillation) and is what the folder
 keeps, its encoder doing half the work at 3. The first layers alone, trained from the labels, learnt
 nothing; a student kept its teacher's faithfulness verdicts but not its relevance ones
-(docs/pages/benchmarks/accuracy.md), so six stays the default. The run is seeded (the split, the head's
+(docs/pages/benchmarks/accuracy.md). So the default, --layers auto, tries a 3-layer student for each
+judgement and keeps it only where it holds its teacher's judgement on the held-out pairs, else the
+teacher: a classifier is trained once and scores many times. The run is seeded (the split, the head's
 start, the batch order), so the same pairs and options give the same folder contents on the same machine.
 """
 
@@ -48,6 +50,13 @@ DISTIL_LR_SHARE = 0.5
 DISTIL_HEAD_LR_FACTOR = 2
 #: A student whose held-out AUROC falls more than this under its teacher's is named when training ends.
 STUDENT_MARGIN = 0.05
+#: --layers auto: the student tried, and the held-out correlation with its teacher's probabilities it must
+#: reach (besides its AUROC within STUDENT_MARGIN) to be kept. The AUROC of a few dozen held-out pairs moves
+#: by 0.07 with the draw; the correlation says whether the student copies its teacher, pair by pair (0.99
+#: for the faithfulness student of the bench, 0.54-0.67 for the relevance ones tried).
+AUTO = "auto"
+AUTO_LAYERS = 3
+AGREEMENT_FLOOR = 0.9
 #: A judgement needs at least this many pairs of each label to train and to be measured on held-out pairs.
 MIN_PER_LABEL = 4
 #: The one-sided 95% quantile of the standard normal: a held-out AUROC under chance plus this many of its
@@ -64,7 +73,7 @@ class TrainOptions:
     held_out: float = 0.1
     max_length: int = 128
     seed: int = 0
-    layers: int = BASE_LAYERS  # of the classifier kept; fewer are learnt from a classifier of BASE_LAYERS
+    layers: int | str = AUTO  # of the classifier kept; fewer are learnt from a classifier of BASE_LAYERS
     threads: int | None = None
 
     def recorded(self) -> dict[str, Any]:
@@ -174,6 +183,14 @@ def behind_teacher(manifest: dict[str, Any]) -> list[str]:
     return lines
 
 
+def keeps_teacher(student: dict[str, Any], teacher: dict[str, Any], agreement: float | None) -> bool:
+    """Whether a student's held-out figures show it kept its teacher's judgement: its AUROC within
+    STUDENT_MARGIN of the teacher's and its probabilities correlated with the teacher's at AGREEMENT_FLOOR."""
+    mine, theirs = student["auroc"], teacher["auroc"]
+    return (mine is not None and theirs is not None and mine >= theirs - STUDENT_MARGIN
+            and agreement is not None and agreement >= AGREEMENT_FLOOR)
+
+
 def _check_english(pairs: Sequence[Pair]) -> None:
     """Chinese pairs are refused, not learned: the base reads English only, and a classifier trained on text
     it cannot read would still write a folder that scores."""
@@ -207,13 +224,17 @@ def _split_by_judgement(pairs: Sequence[Pair], wanted: tuple[str, ...] | None) -
 
 def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: TrainOptions,
                progress: bool) -> dict[str, Any]:
-    """Fine-tune one cross-encoder, and distil it into fewer layers when asked; the held-out figures of the
-    one kept (and of its teacher), and how long it all took."""
+    """Fine-tune one cross-encoder, and distil it into fewer layers when asked (or try to, at auto); the
+    held-out figures of the one kept (and of its teacher, or of the student auto dropped), and how long it all
+    took."""
     import transformers
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss, MSELoss
 
-    if not 1 <= options.layers <= BASE_LAYERS:
-        raise OptionError(f"--layers {options.layers}: the base has {BASE_LAYERS} layers; give 1 to {BASE_LAYERS}")
+    auto = options.layers == AUTO
+    if not auto and not (isinstance(options.layers, int) and 1 <= options.layers <= BASE_LAYERS):
+        raise OptionError(f"--layers {options.layers}: the base has {BASE_LAYERS} layers; give 1 to {BASE_LAYERS}, "
+                          f"or {AUTO}")
+    layers = AUTO_LAYERS if auto else int(options.layers)
     started = time.perf_counter()
     train_pairs, held = _held_out(pairs, options.held_out, options.seed)
     transformers.set_seed(options.seed)
@@ -223,33 +244,40 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
     read = [fitted(judgement, p.first, p.second, model.tokenizer, options.max_length) for p in train_pairs]
     held_read = [fitted(judgement, p.first, p.second, model.tokenizer, options.max_length) for p in held]
     held_labels = np.asarray([p.label >= 0.5 for p in held], dtype=float)
-    distilling = options.layers < BASE_LAYERS
+    distilling = layers < BASE_LAYERS
     student_epochs = min(options.epochs, DISTIL_EPOCHS)
     batches = -(-len(train_pairs) // options.batch_size)
     meter = (Progress(batches * (options.epochs + (student_epochs if distilling else 0)), label=f"training {name}",
                       unit="steps") if progress else None)
     _fit(model, read, [p.label for p in train_pairs], BinaryCrossEntropyLoss(model), options.epochs,
          _optimizer(model, options.learning_rate, HEAD_LR_FACTOR), options, meter)
-    teacher: dict[str, Any] = {}
+    probs = _probabilities(name, model, held_read, options)
+    # the classifier's other one: its teacher where it is a student, the student it beat where auto kept it
+    other: dict[str, Any] = {}
     if distilling:
-        teacher_probs = _probabilities(name, model, held_read, options)
-        teacher = {"layers": BASE_LAYERS, "held_out": _figures(teacher_probs, held_labels)}
-        targets = _logits(model, read)
-        model = _student_of(model, options.layers)
+        teacher, teacher_probs = model, probs
+        targets = _logits(teacher, read)
+        model = _student_of(teacher, layers)
         transformers.set_seed(options.seed)
         _fit(model, read, targets, MSELoss(model), student_epochs,
              _optimizer(model, options.learning_rate * DISTIL_LR_SHARE, DISTIL_HEAD_LR_FACTOR), options, meter)
+        probs = _probabilities(name, model, held_read, options)
+        # how closely the student kept its teacher's judgement, on pairs neither learnt from
+        agreement = _correlation(probs, teacher_probs)
+        student_figures, teacher_figures = _figures(probs, held_labels), _figures(teacher_probs, held_labels)
+        if auto and not keeps_teacher(student_figures, teacher_figures, agreement):
+            other = {"student": {"layers": layers, "held_out": student_figures, "agreement": agreement}}
+            model, probs, layers = teacher, teacher_probs, BASE_LAYERS
+        else:
+            other = {"teacher": {"layers": BASE_LAYERS, "held_out": teacher_figures, "agreement": agreement}}
     if meter:
         meter.close()
     model.save(str(target), safe_serialization=True)
     for leftover in ("README.md",):  # the model card names the hub; this folder is local
         (target / leftover).unlink(missing_ok=True)
-    probs = _probabilities(name, model, held_read, options)
-    if teacher:  # how closely the student kept its teacher's judgement, on pairs neither learnt from
-        teacher["agreement"] = _correlation(probs, teacher_probs)
-    return {"prompt": JUDGEMENTS[name].prompt, "layers": options.layers,
+    return {"prompt": JUDGEMENTS[name].prompt, "layers": layers,
             "pairs": {"train": len(train_pairs), "held_out": len(held)},
-            "held_out": _figures(probs, held_labels), **({"teacher": teacher} if teacher else {}),
+            "held_out": _figures(probs, held_labels), **other,
             "seconds": round(time.perf_counter() - started, 1)}
 
 

@@ -32,15 +32,16 @@ from .options import FiniteFloatRange, OutPath
 @click.option("--max-length", type=click.IntRange(min=32, max=512), default=128, show_default=True,
               help="Tokens of a pair the cross-encoder reads; longer passages are windowed when scoring.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
-@click.option("--layers", type=click.IntRange(1, 6), default=6, show_default=True,
+@click.option("--layers", type=click.Choice(["auto", "1", "2", "3", "4", "5", "6"]), default="auto", show_default=True,
               help="Encoder layers of the classifier kept. Under the base's 6, a 6-layer classifier is trained "
-                   "first and taught to one of this many (at 3, 1.2-1.6 times as fast on the bench); check its "
-                   "held-out figures against its teacher's, which train prints.")
+                   "first and taught to one of this many (at 3, 1.2-1.6 times as fast on the bench; train prints the "
+                   "held-out figures of both). auto: a 3-layer one for each judgement, kept where it holds its "
+                   "teacher's judgement on the held-out pairs, else the 6; 6 trains fastest.")
 @click.option("--threads", type=click.IntRange(min=1), help="CPU threads for training (default: torch's).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no report.")
 @user_errors
 def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judgements: str | None, epochs: int,
-          batch_size: int, learning_rate: float, held_out: float, max_length: int, seed: int, layers: int,
+          batch_size: int, learning_rate: float, held_out: float, max_length: int, seed: int, layers: str,
           threads: int | None, quiet: bool) -> None:
     """Fine-tune a classifier judge (ARES's method) from all-MiniLM-L6-v2; score with it by
     `localeval score --classifier DIR`. English only."""
@@ -52,15 +53,19 @@ def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judg
         raise click.UsageError("give training pairs: --data DIR|FILE and/or --distill RUN_DIR")
     names = tuple(n.strip() for n in judgements.split(",") if n.strip()) if judgements else None
     options = TrainOptions(judgements=names, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                           held_out=held_out, max_length=max_length, seed=seed, layers=layers, threads=threads)
+                           held_out=held_out, max_length=max_length, seed=seed,
+                           layers=layers if layers == "auto" else int(layers), threads=threads)
     pairs = read_pairs(data, distill, seed)
     manifest = run_training(pairs, out_dir, options, progress=not quiet)
     if not quiet:
         for name, trained in manifest["judgements"].items():
             figures = trained["held_out"]
-            teacher = trained.get("teacher")
+            teacher, student = trained.get("teacher"), trained.get("student")
             distilled = (f"; {trained['layers']} layers learnt from a {teacher['layers']}-layer one (its AUROC "
-                         f"{teacher['held_out']['auroc']}, correlation {teacher['agreement']})" if teacher else "")
+                         f"{teacher['held_out']['auroc']}, correlation {teacher['agreement']})" if teacher else
+                         f"; all {trained['layers']} layers kept: a {student['layers']}-layer copy lost their "
+                         f"judgement (its AUROC {student['held_out']['auroc']}, correlation {student['agreement']})"
+                         if student else "")
             click.echo(f"{name}: {trained['pairs']['train']} pairs trained, {trained['seconds']:.0f} s; held out "
                        f"{figures['n']}: accuracy {figures['accuracy']:.3f}, AUROC {figures['auroc']}{distilled}")
         click.echo(f"classifier in {out_dir}/; score with --classifier {out_dir}", err=True)
