@@ -252,7 +252,7 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
     _fit(model, read, [p.label for p in train_pairs], BinaryCrossEntropyLoss(model), options.epochs,
          _optimizer(model, options.learning_rate, HEAD_LR_FACTOR), options, meter)
     probs = _probabilities(name, model, held_read, options)
-    # the classifier's other one: its teacher where it is a student, the student it beat where auto kept it
+    # the other classifier trained: the teacher of a student kept, or the student auto dropped
     other: dict[str, Any] = {}
     if distilling:
         teacher, teacher_probs = model, probs

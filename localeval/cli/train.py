@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -32,7 +33,7 @@ from .options import FiniteFloatRange, OutPath
 @click.option("--max-length", type=click.IntRange(min=32, max=512), default=128, show_default=True,
               help="Tokens of a pair the cross-encoder reads; longer passages are windowed when scoring.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
-@click.option("--layers", type=click.Choice(["auto", "1", "2", "3", "4", "5", "6"]), default="auto", show_default=True,
+@click.option("--layers", type=click.Choice(["auto", *map(str, range(1, 7))]), default="auto", show_default=True,
               help="Encoder layers of the classifier kept. Under the base's 6, a 6-layer classifier is trained "
                    "first and taught to one of this many (at 3, 1.2-1.6 times as fast on the bench; train prints the "
                    "held-out figures of both). auto: a 3-layer one for each judgement, kept where it holds its "
@@ -60,14 +61,22 @@ def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judg
     if not quiet:
         for name, trained in manifest["judgements"].items():
             figures = trained["held_out"]
-            teacher, student = trained.get("teacher"), trained.get("student")
-            distilled = (f"; {trained['layers']} layers learnt from a {teacher['layers']}-layer one (its AUROC "
-                         f"{teacher['held_out']['auroc']}, correlation {teacher['agreement']})" if teacher else
-                         f"; all {trained['layers']} layers kept: a {student['layers']}-layer copy lost their "
-                         f"judgement (its AUROC {student['held_out']['auroc']}, correlation {student['agreement']})"
-                         if student else "")
             click.echo(f"{name}: {trained['pairs']['train']} pairs trained, {trained['seconds']:.0f} s; held out "
-                       f"{figures['n']}: accuracy {figures['accuracy']:.3f}, AUROC {figures['auroc']}{distilled}")
+                       f"{figures['n']}: accuracy {figures['accuracy']:.3f}, AUROC {figures['auroc']}"
+                       f"{_layers(trained)}")
         click.echo(f"classifier in {out_dir}/; score with --classifier {out_dir}", err=True)
     for line in near_chance(manifest) + behind_teacher(manifest):
         click.echo(f"warning: {line}", err=True)
+
+
+def _layers(trained: dict[str, Any]) -> str:
+    """The end of a judgement's line: the teacher of the student kept, or the student --layers auto dropped."""
+    if "teacher" in trained:
+        teacher = trained["teacher"]
+        return (f"; {trained['layers']} layers learnt from a {teacher['layers']}-layer one (its AUROC "
+                f"{teacher['held_out']['auroc']}, correlation {teacher['agreement']})")
+    if "student" in trained:
+        student = trained["student"]
+        return (f"; all {trained['layers']} layers kept: a {student['layers']}-layer copy lost their judgement (its "
+                f"AUROC {student['held_out']['auroc']}, correlation {student['agreement']})")
+    return ""
