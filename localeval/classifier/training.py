@@ -175,7 +175,7 @@ def behind_teacher(manifest: dict[str, Any]) -> list[str]:
     for name, trained in manifest["judgements"].items():
         teacher = trained.get("teacher")
         mine, theirs = trained["held_out"]["auroc"], teacher["held_out"]["auroc"] if teacher else None
-        if mine is not None and theirs is not None and mine < theirs - STUDENT_MARGIN:
+        if _within_margin(mine, theirs) is False:
             agreement = "none" if teacher["agreement"] is None else teacher["agreement"]
             lines.append(f"{name}: the {trained['layers']}-layer classifier's held-out AUROC is {mine:.3f}, its "
                          f"{teacher['layers']}-layer teacher's {theirs:.3f} (correlation {agreement}); "
@@ -186,9 +186,16 @@ def behind_teacher(manifest: dict[str, Any]) -> list[str]:
 def keeps_teacher(student: dict[str, Any], teacher: dict[str, Any], agreement: float | None) -> bool:
     """Whether a student's held-out figures show it kept its teacher's judgement: its AUROC within
     STUDENT_MARGIN of the teacher's and its probabilities correlated with the teacher's at AGREEMENT_FLOOR."""
-    mine, theirs = student["auroc"], teacher["auroc"]
-    return (mine is not None and theirs is not None and mine >= theirs - STUDENT_MARGIN
+    return (_within_margin(student["auroc"], teacher["auroc"]) is True
             and agreement is not None and agreement >= AGREEMENT_FLOOR)
+
+
+def _within_margin(mine: float | None, theirs: float | None) -> bool | None:
+    """Whether a student's held-out AUROC is within STUDENT_MARGIN of its teacher's; None where either is
+    unknown. The one rule behind both auto's choice and the warning of a student kept by --layers N."""
+    if mine is None or theirs is None:
+        return None
+    return mine >= theirs - STUDENT_MARGIN
 
 
 def _check_english(pairs: Sequence[Pair]) -> None:
@@ -252,22 +259,23 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
     _fit(model, read, [p.label for p in train_pairs], BinaryCrossEntropyLoss(model), options.epochs,
          _optimizer(model, options.learning_rate, HEAD_LR_FACTOR), options, meter)
     probs = _probabilities(name, model, held_read, options)
+    figures = _figures(probs, held_labels)
     # the other classifier trained: the teacher of a student kept, or the student auto dropped
     other: dict[str, Any] = {}
     if distilling:
-        teacher, teacher_probs = model, probs
+        teacher, teacher_probs, teacher_figures = model, probs, figures
         targets = _logits(teacher, read)
         model = _student_of(teacher, layers)
         transformers.set_seed(options.seed)
         _fit(model, read, targets, MSELoss(model), student_epochs,
              _optimizer(model, options.learning_rate * DISTIL_LR_SHARE, DISTIL_HEAD_LR_FACTOR), options, meter)
         probs = _probabilities(name, model, held_read, options)
+        figures = _figures(probs, held_labels)
         # how closely the student kept its teacher's judgement, on pairs neither learnt from
         agreement = _correlation(probs, teacher_probs)
-        student_figures, teacher_figures = _figures(probs, held_labels), _figures(teacher_probs, held_labels)
-        if auto and not keeps_teacher(student_figures, teacher_figures, agreement):
-            other = {"student": {"layers": layers, "held_out": student_figures, "agreement": agreement}}
-            model, probs, layers = teacher, teacher_probs, BASE_LAYERS
+        if auto and not keeps_teacher(figures, teacher_figures, agreement):
+            other = {"student": {"layers": layers, "held_out": figures, "agreement": agreement}}
+            model, figures, layers = teacher, teacher_figures, BASE_LAYERS
         else:
             other = {"teacher": {"layers": BASE_LAYERS, "held_out": teacher_figures, "agreement": agreement}}
     if meter:
@@ -277,7 +285,7 @@ def _train_one(name: str, pairs: list[Pair], base: Path, target: Path, options: 
         (target / leftover).unlink(missing_ok=True)
     return {"prompt": JUDGEMENTS[name].prompt, "layers": layers,
             "pairs": {"train": len(train_pairs), "held_out": len(held)},
-            "held_out": _figures(probs, held_labels), **other,
+            "held_out": figures, **other,
             "seconds": round(time.perf_counter() - started, 1)}
 
 
