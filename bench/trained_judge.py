@@ -41,7 +41,7 @@ from localeval import JudgeOptions, MetricOptions
 from localeval.classifier import folder as classifier_folder
 from localeval.classifier.folder import MANIFEST
 from localeval.classifier.pairs import Pair, data_sha256, distilled_pairs, read_pairs
-from localeval.classifier.training import TrainOptions, behind_teacher, near_chance, train
+from localeval.classifier.training import AUTO, TrainOptions, behind_teacher, near_chance, train
 from localeval.pipeline import score_file
 from localeval.testset.generation import GenerateOptions, generate
 
@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--cranfield-n", type=int, default=320, help="Cranfield chunks to generate from")
     parser.add_argument("--halueval-n", type=int, default=200, help="HaluEval passages to generate from")
     parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--layers", type=lambda v: v if v == "auto" else int(v), default=TrainOptions.layers,
+    parser.add_argument("--layers", type=lambda v: v if v == AUTO else int(v), default=TrainOptions.layers,
                         help="the classifiers' layers (localeval train --layers: auto, or 1-6; 6: no distillation)")
     parser.add_argument("--time-pairs", type=int, default=2000, help="pairs of the training-time run (0: none)")
     parser.add_argument("--timing", type=int, default=16, help="rows the GGUF judge is timed on (empty cache)")

@@ -47,7 +47,7 @@ def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judg
     """Fine-tune a classifier judge (ARES's method) from all-MiniLM-L6-v2; score with it by
     `localeval score --classifier DIR`. English only."""
     from ..classifier.pairs import read_pairs
-    from ..classifier.training import TrainOptions, behind_teacher, near_chance
+    from ..classifier.training import AUTO, TrainOptions, behind_teacher, near_chance
     from ..classifier.training import train as run_training
 
     if not data and not distill:
@@ -55,7 +55,7 @@ def train(out_dir: Path, data: tuple[Path, ...], distill: tuple[Path, ...], judg
     names = tuple(n.strip() for n in judgements.split(",") if n.strip()) if judgements else None
     options = TrainOptions(judgements=names, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
                            held_out=held_out, max_length=max_length, seed=seed,
-                           layers=layers if layers == "auto" else int(layers), threads=threads)
+                           layers=layers if layers == AUTO else int(layers), threads=threads)
     pairs = read_pairs(data, distill, seed)
     manifest = run_training(pairs, out_dir, options, progress=not quiet)
     if not quiet:
